@@ -1,0 +1,229 @@
+"""Cops-and-robbers constraint-based structure learner (Talvitie & Parviainen).
+
+Public entry points:
+
+* :func:`cops_and_robbers` - learn a tree decomposition of the moral graph (section 3.1,
+  Algorithm 1) and then the CPDAG (section 3.2) from an independence oracle
+  ``indep(x, y, S) -> bool`` (True = independent, ``S`` a sorted tuple).
+* :func:`independence_oracle` - such an oracle from a ``constraints.citests`` test and alpha.
+* :func:`learn_cops` - the learner on data with a statistical test (section 4.2).
+
+Test counts follow ``cops-reference-conventions.md``: one memoised oracle for the whole run,
+distinct queries counted per conditioning-set size.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from constraints.bitset import bits, to_tuple
+from constraints.citests import CITest
+from constraints.cops_oracle import CountingOracle, IndepFn, OracleTimeout
+from constraints.cops_postprocess import (
+    adjacency_matrix,
+    maximal_bags,
+    orient_v_structures,
+    prune_skeleton,
+)
+from constraints.cops_solver import ComponentSearch, WidthLimitExceeded, learn_decomposition
+from graphs.pdag import meek_closure
+from graphs.treedec import TreeDecomposition
+
+logger = logging.getLogger(__name__)
+
+#: Largest number of variables accepted.  Python ints hold any node set, but memo keys and set
+#: operations grow with n and the O(n^(k+4)) search is hopeless long before this.
+MAX_VARS = 1024
+
+
+class CopsInputError(ValueError):
+    """Bad arguments to the cops-and-robbers learner."""
+
+
+@dataclass
+class CopsResult:
+    """Outcome of one run.
+
+    ``status`` is ``"ok"``, ``"timeout"`` (the time limit passed in ``phase``; the fields hold what
+    had been found: counts, components, the widths of solved components, ``k_lower_bound``, and
+    ``k`` and the decompositions if phase 1 had finished) or ``"width_limit"`` (a component needs
+    more than ``max_k + 1`` cops).  ``k`` is the treewidth found (largest component width);
+    ``tests_by_order[s]`` counts distinct tests with ``|S| = s``.
+    ``separating_sets`` maps each deleted pair ``(a, b)``, ``a < b``, to its separator.
+    ``raw_decomposition`` is the winning recursion tree (one bag per PRESOLVE node, pre-order);
+    ``tree_decomposition`` is the same tree with nested neighbouring bags merged.
+    """
+
+    status: str
+    n_vars: int
+    k: int | None
+    k_lower_bound: int
+    component_widths: list[int]
+    components: list[tuple[int, ...]]
+    tests_by_order: list[int]
+    n_distinct_tests: int
+    elapsed: float
+    phase: str
+    cpdag: np.ndarray | None = None
+    skeleton: np.ndarray | None = None
+    tree_decomposition: TreeDecomposition | None = None
+    raw_decomposition: TreeDecomposition | None = None
+    separating_sets: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
+
+
+def independence_oracle(test: Callable, alpha: float = 0.05) -> IndepFn:
+    """``indep(x, y, S)``: True iff ``test(x, y, S).p_value > alpha``.
+
+    ``test`` follows the ``constraints.citests`` interface (``CITest`` or ``DSeparationOracle``).
+    """
+    if not 0.0 < alpha < 1.0:
+        raise CopsInputError(f"alpha must lie in (0, 1), got {alpha}")
+
+    def indep(x: int, y: int, cond: tuple[int, ...]) -> bool:
+        return test(x, y, cond).p_value > alpha
+
+    return indep
+
+
+def cops_and_robbers(
+    indep: IndepFn,
+    n_vars: int,
+    *,
+    max_k: int | None = None,
+    time_limit: float | None = None,
+    check_every: int = 1000,
+) -> CopsResult:
+    """Learn a CPDAG with the cops-and-robbers algorithm (Talvitie & Parviainen, Alg. 1, s. 3.2).
+
+    Phase 1 finds, per connected component, the least k (1, 2, ...) for which k + 1 cops win
+    and keeps the tree decomposition of the winning recursion; phase 2 prunes the edges of the
+    bag supergraph with tests on bag subsets, orients v-structures from the separators and
+    applies the Meek rules (``graphs.pdag.meek_closure``).  ``time_limit`` (seconds) is checked
+    every ``check_every`` oracle calls; a run past it returns ``status="timeout"``.
+    """
+    if isinstance(n_vars, bool) or not isinstance(n_vars, (int, np.integer)) or n_vars < 1:
+        raise CopsInputError(f"n_vars must be a positive int, got {n_vars!r}")
+    if n_vars > MAX_VARS:
+        raise CopsInputError(
+            f"{n_vars} variables exceed the bit-set limit MAX_VARS={MAX_VARS} of the cops learner")
+    if max_k is not None and max_k < 1:
+        raise CopsInputError(f"max_k must be >= 1 (the search starts at k = 1), got {max_k}")
+    if time_limit is not None and time_limit <= 0:
+        raise CopsInputError(f"time_limit must be positive, got {time_limit}")
+    n_vars = int(n_vars)
+    start = time.monotonic()
+    oracle = CountingOracle(indep, time_limit=time_limit, check_every=check_every)
+    progress = ComponentSearch()
+    phase = "decomposition"
+    found: dict = {}
+    try:
+        bags, edges = learn_decomposition(oracle, n_vars, max_k, progress)
+        raw = TreeDecomposition(tuple(frozenset(bits(b)) for b in bags), tuple(edges))
+        found.update(tree_decomposition=contract_decomposition(raw), raw_decomposition=raw)
+        phase = "skeleton"
+        adj, seps = prune_skeleton(oracle, maximal_bags(bags), n_vars)
+    except (OracleTimeout, WidthLimitExceeded) as stop:
+        status = "timeout" if isinstance(stop, OracleTimeout) else "width_limit"
+        logger.info("cops-and-robbers stopped in phase %s: %s", phase, stop)
+        return _result(status, n_vars, oracle, progress, start, phase, **found)
+    return _result(
+        "ok", n_vars, oracle, progress, start, "done",
+        cpdag=meek_closure(orient_v_structures(adj, seps)),
+        skeleton=adjacency_matrix(adj),
+        separating_sets={(a, b): to_tuple(cond) for a, b, cond in seps},
+        **found,
+    )
+
+
+def _result(status, n_vars, oracle, progress, start, phase, **found) -> CopsResult:
+    widths = list(progress.widths)
+    bounds = widths + ([progress.current_k] if progress.current_k is not None else [])
+    return CopsResult(
+        status=status,
+        n_vars=n_vars,
+        k=max(widths) if widths and len(widths) == len(progress.components) else None,
+        k_lower_bound=max(bounds, default=0),
+        component_widths=widths,
+        components=[to_tuple(c) for c in progress.components],
+        tests_by_order=oracle.tests_by_order,
+        n_distinct_tests=oracle.n_distinct,
+        elapsed=time.monotonic() - start,
+        phase=phase,
+        **found,
+    )
+
+
+def contract_decomposition(td: TreeDecomposition) -> TreeDecomposition:
+    """Merge tree nodes into a neighbour whose bag contains theirs (keeps a valid decomposition).
+
+    Expects ``graphs.treedec.TreeDecomposition`` edges ``(parent, child)`` with ``parent < child``
+    (pre-order), as :func:`cops_and_robbers` produces; nodes are visited bottom-up.
+    """
+    m = len(td.bags)
+    bags = [frozenset(b) for b in td.bags]
+    parent = [-1] * m
+    for p, c in td.edges:
+        if not p < c:
+            raise CopsInputError(f"tree edge {(p, c)} is not (parent, child) in pre-order")
+        parent[c] = p
+    rep = list(range(m))
+    for c in range(m - 1, 0, -1):
+        p = parent[c]
+        if p < 0:
+            continue
+        if bags[c] <= bags[p] or bags[p] <= bags[c]:
+            bags[p] |= bags[c]
+            rep[c] = p
+
+    def find(v: int) -> int:
+        while rep[v] != v:
+            rep[v] = rep[rep[v]]
+            v = rep[v]
+        return v
+
+    kept = [v for v in range(m) if rep[v] == v]
+    index = {v: i for i, v in enumerate(kept)}
+    out_edges = [(index[find(parent[v])], index[v]) for v in kept if parent[v] >= 0]
+    return TreeDecomposition(tuple(bags[v] for v in kept), tuple(out_edges))
+
+
+def learn_cops(
+    data: np.ndarray,
+    arities: np.ndarray,
+    *,
+    alpha: float = 0.05,
+    statistic: str = "x2",
+    df_adjust: str = "none",
+    min_rows_per_df: float = 0,
+    max_k: int | None = None,
+    time_limit: float | None = None,
+) -> CopsResult:
+    """Cops-and-robbers on data with a statistical CI test (section 4.2).
+
+    The defaults are the reference implementation's test: Pearson X2 with the nominal degrees
+    of freedom ``(r_a - 1)(r_b - 1) prod r_x`` and no minimum-sample rule, independent iff
+    p > ``alpha`` (``constraints.citests.CITest``).  The time limit is checked every 10 oracle
+    calls, as in the reference implementation with data.
+    """
+    test = CITest(data, arities, statistic=statistic, df_adjust=df_adjust,
+                  min_rows_per_df=min_rows_per_df)
+    return cops_and_robbers(
+        independence_oracle(test, alpha), test.n_vars,
+        max_k=max_k, time_limit=time_limit, check_every=10,
+    )
+
+
+__all__ = [
+    "CopsInputError",
+    "CopsResult",
+    "MAX_VARS",
+    "contract_decomposition",
+    "cops_and_robbers",
+    "independence_oracle",
+    "learn_cops",
+]

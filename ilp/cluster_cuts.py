@@ -1,0 +1,156 @@
+"""SCIP constraint handler for acyclicity by cluster constraints (GOBNILP's ``dagcluster``).
+
+Checks and enforces acyclicity on integral solutions (a directed cycle ``C`` of the chosen
+families violates the cluster constraint of ``C`` by 1, which is added as a cut) and separates
+cluster cuts from fractional LP solutions: the greedy finder (:mod:`ilp.greedy_cuts`) first, the
+exact sub-IP (:mod:`ilp.subip`) when the greedy finder fails (Cussens 2011; Bartlett & Cussens
+2017). Cuts are globally valid rows, also stored in SCIP's global cut pool. Domain propagation
+(:mod:`ilp.propagation`) fixes to 0 the families that would close a cycle with implied arcs.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
+
+from graphs.dag import find_cycle
+from ilp.clusters import cut_row
+from ilp.greedy_cuts import greedy_clusters
+from ilp.guard import guarded
+from ilp.problem import FamilyProblem
+from ilp.propagation import cycle_closing_families
+from ilp.subip import subip_clusters
+
+
+class ClusterConshdlr(Conshdlr):
+    """Cluster-constraint handler over the family variables ``x`` of ``problem``."""
+
+    def __init__(self, problem: FamilyProblem, x: list, *, subip: bool = True,
+                 subip_time_limit: float = 5.0, subip_maxdepth: int = 0,
+                 min_excess: float = 1e-4, seed: int = 0):
+        self.problem = problem
+        self.x = x
+        self.tx = None
+        self.active = None
+        self.use_subip = subip
+        self.subip_time_limit = subip_time_limit
+        self.subip_maxdepth = subip_maxdepth
+        self.min_excess = min_excess
+        self.seed = seed
+        self.error: Exception | None = None
+        self.stats = {"integral_cuts": 0, "greedy_cuts": 0, "subip_cuts": 0,
+                      "greedy_calls": 0, "subip_calls": 0, "separation_time": 0.0,
+                      "prop_fixings": 0, "prop_cutoffs": 0}
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _values(self, sol) -> np.ndarray:
+        return np.fromiter((self.model.getSolVal(sol, v) for v in self.x), float, len(self.x))
+
+    def _cycle(self, xval: np.ndarray) -> list[int] | None:
+        return find_cycle(self.problem.dag_of(np.flatnonzero(xval > 0.5)))
+
+    def _transformed(self) -> list:
+        if self.tx is None:
+            self.tx = [self.model.getTransformedVar(v) for v in self.x]
+            self.active = np.array([v.isActive() for v in self.tx])
+        return self.tx
+
+    def _add_cut(self, cluster, kind: str, force: bool = False) -> bool:
+        """Add the cluster cut of ``cluster`` as a global row; True if it proves infeasibility."""
+        fams, lhs, rhs = cut_row(self.problem, cluster)
+        tx = self._transformed()
+        row = self.model.createEmptyRowUnspec(
+            name=f"cluster{kind[0]}{self.stats[kind]}", lhs=lhs, rhs=rhs,
+            local=False, modifiable=False, removable=True,
+        )
+        self.model.cacheRowExtensions(row)
+        for f in fams.tolist():
+            self.model.addVarToRow(row, tx[f], 1.0)
+        self.model.flushRowExtensions(row)
+        infeasible = self.model.addCut(row, forcecut=force)
+        self.model.addPoolCut(row)
+        self.model.releaseRow(row)
+        self.stats[kind] += 1
+        return infeasible
+
+    # -- callbacks ---------------------------------------------------------------------------
+    @guarded
+    def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason, completely):
+        cycle = self._cycle(self._values(solution))
+        return {"result": SCIP_RESULT.FEASIBLE if cycle is None else SCIP_RESULT.INFEASIBLE}
+
+    @guarded
+    def consenfolp(self, constraints, nusefulconss, solinfeasible):
+        cycle = self._cycle(self._values(None))
+        if cycle is None:
+            return {"result": SCIP_RESULT.FEASIBLE}
+        if self._add_cut(cycle, "integral_cuts", force=True):
+            return {"result": SCIP_RESULT.CUTOFF}
+        return {"result": SCIP_RESULT.SEPARATED}
+
+    @guarded
+    def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
+        cycle = self._cycle(self._values(None))
+        if cycle is None:
+            return {"result": SCIP_RESULT.FEASIBLE}
+        tx = self._transformed()
+        fams, lhs, rhs = cut_row(self.problem, cycle)
+        expr = quicksum(tx[f] for f in fams.tolist())
+        self.model.addCons(expr <= rhs if rhs is not None else expr >= lhs,
+                           name=f"clusterp{self.stats['integral_cuts']}", removable=True)
+        self.stats["integral_cuts"] += 1
+        return {"result": SCIP_RESULT.CONSADDED}
+
+    @guarded
+    def consinitsol(self, constraints):
+        self.tx = None  # transformed variables change after each (re)presolve
+
+    @guarded
+    def consprop(self, constraints, nusefulconss, nmarkedconss, proptiming):
+        tx = self._transformed()
+        ub = np.fromiter((v.getUbLocal() for v in tx), float, len(tx))
+        closing, cyclic = cycle_closing_families(self.problem, ub > 0.5)
+        if cyclic:
+            self.stats["prop_cutoffs"] += 1
+            return {"result": SCIP_RESULT.CUTOFF}
+        result = SCIP_RESULT.DIDNOTFIND
+        for f in np.flatnonzero(closing & self.active).tolist():
+            infeasible, tightened = self.model.tightenVarUb(tx[f], 0.0)
+            if infeasible:
+                self.stats["prop_cutoffs"] += 1
+                return {"result": SCIP_RESULT.CUTOFF}
+            if tightened:
+                self.stats["prop_fixings"] += 1
+                result = SCIP_RESULT.REDUCEDDOM
+        return {"result": result}
+
+    @guarded
+    def conssepalp(self, constraints, nusefulconss):
+        start = time.perf_counter()
+        xval = self._values(None)
+        self.stats["greedy_calls"] += 1
+        clusters, kind = greedy_clusters(self.problem, xval, min_excess=self.min_excess), "greedy_cuts"
+        if not clusters and self.use_subip and self.model.getDepth() <= self.subip_maxdepth:
+            self.stats["subip_calls"] += 1
+            clusters, _ = subip_clusters(
+                self.problem, xval, time_limit=self.subip_time_limit,
+                min_excess=self.min_excess, seed=self.seed,
+            )
+            kind = "subip_cuts"
+        result = SCIP_RESULT.DIDNOTFIND
+        for cluster in clusters:
+            if self._add_cut(cluster, kind):
+                result = SCIP_RESULT.CUTOFF
+                break
+            result = SCIP_RESULT.SEPARATED
+        self.stats["separation_time"] += time.perf_counter() - start
+        return {"result": result}
+
+    @guarded
+    def conslock(self, constraint, locktype, nlockspos, nlocksneg):
+        # A family variable can appear with either sign in some cluster row: lock both ways.
+        vars_ = self.x if constraint.isOriginal() else [self.model.getTransformedVar(v) for v in self.x]
+        for v in vars_:
+            self.model.addVarLocksType(v, locktype, nlockspos + nlocksneg, nlockspos + nlocksneg)

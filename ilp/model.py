@@ -1,0 +1,79 @@
+"""The family-variable integer program on SCIP (Cussens 2011; Bartlett & Cussens 2017).
+
+Variables: one binary ``I(W -> v)`` per family (objective: its local score, maximised) and,
+optionally, binary arc variables ``I(u -> v) = sum_{W ∋ u} I(W -> v)``. Constraints added up
+front: convexity (exactly one parent set per child, a set partitioning row), the 2-node cluster
+constraints ``I(u -> v) + I(v -> u) <= 1`` and, optionally, all 3-node cluster constraints.
+The remaining (exponentially many) cluster constraints are separated by
+:mod:`ilp.cluster_cuts`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from dataclasses import dataclass
+
+from pyscipopt import Model, quicksum
+
+from ilp.clusters import intersecting_families
+from ilp.problem import FamilyProblem
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class FamilyModel:
+    """A SCIP model with handles to its family variables ``x[f]`` and arc variables ``arcs[(u, v)]``."""
+
+    model: Model
+    problem: FamilyProblem
+    x: list
+    arcs: dict
+
+
+def build_model(problem: FamilyProblem, *, arc_vars: bool = True, cluster_3: bool = False) -> FamilyModel:
+    """Build the SCIP model (maximisation) for ``problem``; see the module docstring."""
+    model = Model("bnsl")
+    x = [
+        model.addVar(name=f"I({','.join(problem.names[p] for p in ps)}->{problem.names[v]})",
+                     vtype="B", obj=float(s))
+        for ps, v, s in zip(problem.parents, problem.child.tolist(), problem.score.tolist())
+    ]
+    model.setMaximize()
+    for v in range(problem.n):
+        model.addCons(quicksum(x[f] for f in problem.by_child[v].tolist()) == 1, name=f"convex({v})")
+
+    arcs = {}
+    if arc_vars:
+        for u, v in problem.arc_pairs():
+            a = model.addVar(name=f"A({problem.names[u]}->{problem.names[v]})", vtype="B")
+            fams = problem.by_child[v][problem.pmask[problem.by_child[v], u]]
+            model.addCons(a == quicksum(x[f] for f in fams.tolist()), name=f"arc({u},{v})")
+            arcs[(u, v)] = a
+
+    arc_set = set(problem.arc_pairs())
+    n_two = 0
+    for u, v in sorted(arc_set):
+        if u < v and (v, u) in arc_set:
+            if arc_vars:
+                lhs = arcs[(u, v)] + arcs[(v, u)]
+            else:
+                lhs = quicksum(x[f] for f in intersecting_families(problem, (u, v)).tolist())
+            model.addCons(lhs <= 1, name=f"cluster({u},{v})")
+            n_two += 1
+
+    n_three = 0
+    if cluster_3:
+        linked = lambda a, b: (a, b) in arc_set or (b, a) in arc_set  # noqa: E731
+        for trio in itertools.combinations(range(problem.n), 3):
+            a, b, c = trio
+            if linked(a, b) and linked(b, c) and linked(a, c):
+                fams = intersecting_families(problem, trio)
+                model.addCons(quicksum(x[f] for f in fams.tolist()) <= 2, name=f"cluster{trio}")
+                n_three += 1
+    logger.debug(
+        "model: %d family vars, %d arc vars, %d 2-cluster and %d 3-cluster rows",
+        len(x), len(arcs), n_two, n_three,
+    )
+    return FamilyModel(model=model, problem=problem, x=x, arcs=arcs)

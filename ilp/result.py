@@ -1,0 +1,63 @@
+"""Result of :func:`ilp.solve_ilp`: the DAG found, bounds, status, timings and solver statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scores.table import ParentSet
+
+
+def _plain(value):
+    """Numpy scalars as Python numbers (JSON-ready)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@dataclass
+class ILPResult:
+    """A learned DAG with its objective and the solver's proof status.
+
+    ``dag[i, j]`` is True iff ``i -> j``; ``parent_sets[v]`` are the sorted parents of ``v``;
+    ``objective`` is the table score of the DAG (``ScoreTable.score_of``); ``dual_bound`` is
+    SCIP's upper bound on the optimum and ``gap`` the relative gap (0 when proved optimal);
+    ``status`` is SCIP's status (``"optimal"``, ``"timelimit"``, ...); ``times`` holds seconds for
+    ``build`` (validation and model) and ``solve``; ``stats`` holds node, LP-iteration and cut
+    counts (cuts by kind: ``integral_cuts`` from cyclic integral solutions, ``greedy_cuts``,
+    ``subip_cuts``).
+    """
+
+    dag: np.ndarray
+    parent_sets: list[ParentSet]
+    objective: float
+    dual_bound: float
+    gap: float
+    status: str
+    names: list[str]
+    times: dict[str, float] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def optimal(self) -> bool:
+        return self.status == "optimal"
+
+    @property
+    def edges(self) -> list[tuple[str, str]]:
+        """Arcs as ``(parent name, child name)`` pairs."""
+        return [(self.names[i], self.names[j]) for i, j in zip(*np.nonzero(self.dag))]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (for the pipeline's manifest); the DAG as a parent-set list."""
+        return {
+            "status": self.status,
+            "objective": self.objective,
+            "dual_bound": self.dual_bound,
+            "gap": self.gap,
+            "n_vars": len(self.parent_sets),
+            "n_edges": int(self.dag.sum()),
+            "parent_sets": [list(map(int, ps)) for ps in self.parent_sets],
+            "names": list(self.names),
+            "times": {k: float(v) for k, v in self.times.items()},
+            "stats": {k: _plain(v) for k, v in self.stats.items()},
+        }

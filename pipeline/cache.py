@@ -1,0 +1,291 @@
+"""Stage cache: parquet artifacts plus a JSON manifest, keyed by a hash of the stage inputs.
+
+Layout under the cache root::
+
+    <root>/<stage>/<key>/manifest.json
+    <root>/<stage>/<key>/<name>.<sha256[:16]>.parquet
+
+``key`` is a hash of (stage name, stage version, parameters, keys of the input artifacts), so a
+changed parameter, a changed upstream artifact or a bumped stage version gives a new key.
+
+Writes are atomic and safe for concurrent writers sharing a filesystem (batch jobs, Dask
+workers): every file is written to a temporary file in the same directory and moved into place
+with :func:`os.replace`; parquet files are content-addressed (their name carries their checksum),
+and the manifest, which lists the files and their checksums, is replaced last. An artifact
+therefore exists only when its manifest exists and every file it lists has the listed checksum;
+two writers of the same key each leave a complete, consistent artifact and the last manifest
+wins. A truncated or corrupted artifact is detected on load (checksum mismatch, unreadable
+manifest or parquet), reported with a warning and recomputed by the caller; this also covers a
+file left empty by a crash between rename and flush, so no fsync is needed.
+
+The root is chosen by :func:`resolve_cache_dir`: the ``--cache-dir`` option, else the
+environment variable ``HYBRIDBN_CACHE_DIR``, else ``./.hybridbn-cache``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import tempfile
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+ENV_VAR = "HYBRIDBN_CACHE_DIR"
+DEFAULT_DIR = ".hybridbn-cache"
+MANIFEST = "manifest.json"
+_LIBRARIES = ("numpy", "scipy", "pandas", "pyarrow", "pyscipopt", "numba")
+
+
+class CacheError(OSError):
+    """The cache directory cannot be used (not writable, disk full, ...)."""
+
+
+@dataclass
+class Artifact:
+    """The output of one stage: named tables plus JSON-serialisable metadata.
+
+    ``meta`` holds the stage's summary (counts, small results); ``seconds`` the compute time
+    recorded when the artifact was first computed (kept when it is later loaded from the cache).
+    """
+
+    stage: str
+    key: str
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    cached: bool = False
+
+
+def resolve_cache_dir(option: str | os.PathLike | None = None) -> Path:
+    """Cache root: ``option`` (``--cache-dir``), else ``$HYBRIDBN_CACHE_DIR``, else ``./.hybridbn-cache``."""
+    if option:
+        return Path(option).expanduser()
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser()
+    return Path(DEFAULT_DIR)
+
+
+def _canonical(obj: Any) -> Any:
+    """JSON-stable form of parameters (tuples as lists, numpy scalars as Python scalars)."""
+    if isinstance(obj, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, (list, tuple)):
+        return [_canonical(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        return obj.item()
+    return obj
+
+
+def stage_key(stage: str, version: str, params: Mapping[str, Any], inputs: Mapping[str, str]) -> str:
+    """Hex key of a stage run: hash of stage name, version, parameters and input keys."""
+    payload = json.dumps(
+        {"stage": stage, "version": version, "params": _canonical(params), "inputs": _canonical(inputs)},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of Python and the numerical libraries, recorded in every manifest."""
+    out = {"python": platform.python_version()}
+    for name in _LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _os_error(exc: OSError, what: str) -> CacheError:
+    reason = exc.strerror or str(exc)
+    return CacheError(f"cannot {what}: {reason} (choose another --cache-dir or free disk space)")
+
+
+def _atomic_write(directory: Path, write: Callable[[Path], None], final_name: Callable[[Path], str]) -> Path:
+    """Write through ``write(tmp)`` into a private temp file in ``directory``, then rename it.
+
+    ``final_name(tmp)`` picks the target name once the content is written (e.g. from its hash).
+    """
+    fd, tmp = tempfile.mkstemp(prefix=".tmp.", suffix=".partial", dir=directory)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        write(tmp_path)
+        os.chmod(tmp_path, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
+        target = directory / final_name(tmp_path)
+        os.replace(tmp_path, target)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+    return target
+
+
+class StageCache:
+    """Parquet + manifest cache rooted at ``root``; ``enabled=False`` never reads nor writes."""
+
+    def __init__(self, root: str | os.PathLike | None = None, enabled: bool = True):
+        self.root = resolve_cache_dir(root)
+        self.enabled = enabled
+
+    def check_writable(self) -> None:
+        """Raise :class:`CacheError` (one-line message) unless the root can be created and written."""
+        if not self.enabled:
+            return
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".probe.", dir=self.root)
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as exc:
+            raise _os_error(exc, f"write to cache directory {self.root}") from None
+
+    def _dir(self, stage: str, key: str) -> Path:
+        return self.root / stage / key
+
+    def has(self, stage: str, key: str) -> bool:
+        """True if a complete manifest exists (checksums are verified only by :meth:`load`)."""
+        return self.enabled and (self._dir(stage, key) / MANIFEST).is_file()
+
+    def load(self, stage: str, key: str) -> Artifact | None:
+        """The cached artifact, or None if absent; a corrupt one is reported and discarded."""
+        if not self.enabled:
+            return None
+        directory = self._dir(stage, key)
+        manifest_path = directory / MANIFEST
+        if not manifest_path.is_file():
+            return None
+        try:
+            manifest = json.loads(manifest_path.read_text())
+            frames = {}
+            for name, entry in manifest["files"].items():
+                path = directory / entry["file"]
+                if file_sha256(path) != entry["sha256"]:
+                    raise ValueError(f"checksum mismatch in {path.name}")
+                frames[name] = pd.read_parquet(path)
+        except Exception as exc:  # any unreadable piece means: recompute
+            logger.warning(
+                "cache artifact %s/%s is corrupt or incomplete (%s); recomputing", stage, key, exc
+            )
+            self._discard(manifest_path)
+            return None
+        return Artifact(
+            stage=stage,
+            key=key,
+            frames=frames,
+            meta=manifest.get("meta", {}),
+            seconds=float(manifest.get("seconds", 0.0)),
+            cached=True,
+        )
+
+    @staticmethod
+    def _discard(manifest_path: Path) -> None:
+        try:
+            manifest_path.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+    def store(
+        self,
+        artifact: Artifact,
+        params: Mapping[str, Any],
+        inputs: Mapping[str, str],
+        version: str,
+    ) -> None:
+        """Write ``artifact`` atomically (files first, manifest last). No-op when disabled."""
+        if not self.enabled:
+            return
+        directory = self._dir(artifact.stage, artifact.key)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            files = {}
+            for name, frame in artifact.frames.items():
+                digests: dict[str, str] = {}
+
+                def content_name(tmp: Path, name: str = name) -> str:
+                    digests["sha256"] = file_sha256(tmp)
+                    return f"{name}.{digests['sha256'][:16]}.parquet"
+
+                target = _atomic_write(directory, frame.to_parquet, content_name)
+                files[name] = {
+                    "file": target.name,
+                    "sha256": digests["sha256"],
+                    "bytes": target.stat().st_size,
+                }
+            manifest = {
+                "stage": artifact.stage,
+                "version": version,
+                "key": artifact.key,
+                "params": _canonical(params),
+                "inputs": dict(inputs),
+                "seconds": artifact.seconds,
+                "meta": artifact.meta,
+                "files": files,
+                "libraries": library_versions(),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "host": platform.node(),
+                "pid": os.getpid(),
+            }
+            text = json.dumps(manifest, indent=1, default=_json_default)
+            _atomic_write(directory, lambda p: p.write_text(text), lambda _: MANIFEST)
+        except OSError as exc:
+            raise _os_error(exc, f"write cache artifact under {directory}") from None
+
+    def get_or_compute(
+        self,
+        stage: str,
+        version: str,
+        params: Mapping[str, Any],
+        inputs: Mapping[str, str],
+        compute: Callable[[], tuple[dict[str, pd.DataFrame], dict[str, Any]]],
+        prepare: Callable[[], Any] | None = None,
+    ) -> Artifact:
+        """Load the artifact for these parameters and inputs, or compute, time and store it.
+
+        ``compute()`` returns ``(frames, meta)``; the stage time recorded is its wall time.
+        ``prepare()``, run on a miss before the clock starts, does untimed set-up (imports).
+        """
+        key = stage_key(stage, version, params, inputs)
+        hit = self.load(stage, key)
+        if hit is not None:
+            logger.debug("cache hit %s/%s", stage, key)
+            return hit
+        if prepare is not None:
+            prepare()
+        start = time.perf_counter()
+        frames, meta = compute()
+        # round-trip through JSON so a fresh artifact looks exactly like a cached one
+        meta = json.loads(json.dumps(meta, default=_json_default))
+        artifact = Artifact(stage, key, frames, meta, seconds=time.perf_counter() - start)
+        self.store(artifact, params, inputs, version)
+        return artifact
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

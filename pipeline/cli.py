@@ -1,0 +1,310 @@
+"""Command line of the hybrid learner (``python run.py ...``).
+
+Three commands share this module:
+
+* ``run.py [options]``: one hybrid run (data -> restrict -> scores -> solve -> evaluate) with a
+  short report and the learned network written to an output folder;
+* ``run.py grid FILE [options]``: an experiment grid (see :mod:`pipeline.grid`);
+* ``run.py report RESULTS``: Markdown tables and PNG figures from a grid's results table.
+
+Bad input ends with a one-line ``error: ...`` on stderr and a non-zero exit status (2 for bad
+options or data, 1 for other failures, 130 for Ctrl-C); ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .cache import CacheError, StageCache
+from .config import METHODS, SCORES, SOLVERS, STAGES, TESTS, ConfigError, RunConfig
+from .stages import StageUnavailable
+
+logger = logging.getLogger(__name__)
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 1
+EXIT_INTERRUPTED = 130
+
+RUN_EXAMPLES = """\
+examples:
+  python run.py --network alarm                 # the whole hybrid with the defaults below
+  python run.py --network asia --rows 1000 --seed 3 --method none
+  python run.py --data mydata.csv --palim 2     # your own data (no true network: no SHD)
+  python run.py --network alarm --stage restrict --method pc --alpha 0.05 --max-order 1
+  python run.py --network alarm --stage scores --score bdeu --palim 3
+  python run.py --list-networks
+  python run.py grid grids/alpha-sweep.toml --jobs 2      # experiment grid (see docs/hpc.md)
+  python run.py report output/grid-alpha-sweep/results.parquet
+
+defaults: 5000 rows sampled with seed 0; PC skeleton restriction with the G2 test, alpha 0.05,
+maximum conditioning order 1; BDeu score with ESS 1 and at most 3 parents; exact ILP (SCIP).
+Stage results are cached under --cache-dir (else $HYBRIDBN_CACHE_DIR, else ./.hybridbn-cache),
+so re-running the same command is instant.
+"""
+
+
+def _optional_int(text: str) -> int | None:
+    if text.lower() in ("none", "inf", "unbounded"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'none', got {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        self.exit(EXIT_BAD_INPUT, f"error: {message} (see {self.prog} --help)\n")
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by every command: cache, output, verbosity, parallelism."""
+    group = parser.add_argument_group("cache, output and verbosity")
+    group.add_argument(
+        "--cache-dir", help="stage cache root (default $HYBRIDBN_CACHE_DIR or ./.hybridbn-cache)"
+    )
+    group.add_argument("--no-cache", action="store_true", help="neither read nor write the stage cache")
+    group.add_argument(
+        "--output-dir", default="output", help="where result folders are written (default ./output)"
+    )
+    group.add_argument(
+        "-j", "--jobs", type=_positive_int, default=1,
+        help="parallel workers: scoring threads of one run, job processes of a grid (default 1)",
+    )
+    group.add_argument(
+        "--quiet", action="store_true", help="no progress bars (also hidden when stderr is not a terminal)"
+    )
+    group.add_argument("--debug", action="store_true", help="debug logging and full tracebacks on errors")
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """Options of one hybrid run (the parameters of :class:`RunConfig`)."""
+    d = RunConfig()
+    src = parser.add_argument_group("data")
+    src.add_argument("--network", help="benchmark network to sample from (see --list-networks)")
+    src.add_argument("--data", metavar="FILE", help="your data: CSV, parquet or feather, one column per variable")
+    src.add_argument("--rows", type=int, default=d.rows, help=f"rows to sample (default {d.rows})")
+    src.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default {d.seed})")
+    res = parser.add_argument_group("restriction (CI tests)")
+    res.add_argument("--method", default=d.method, choices=METHODS, help=f"restriction method (default {d.method})")
+    res.add_argument("--test", default=d.test, choices=TESTS, help=f"CI test statistic (default {d.test})")
+    res.add_argument("--alpha", type=float, default=d.alpha, help=f"significance level in (0,1) (default {d.alpha})")
+    res.add_argument(
+        "--max-order", type=_optional_int, default=d.max_order,
+        help=f"largest conditioning set, or 'none' (default {d.max_order})",
+    )
+    sc = parser.add_argument_group("scores")
+    sc.add_argument("--score", default=d.score, choices=SCORES, help=f"local score (default {d.score})")
+    sc.add_argument("--ess", type=float, default=d.ess, help=f"BDeu equivalent sample size (default {d.ess:g})")
+    sc.add_argument(
+        "--palim", type=_optional_int, default=d.palim, help=f"parent limit, or 'none' (default {d.palim})"
+    )
+    so = parser.add_argument_group("solver")
+    so.add_argument("--solver", default=d.solver, choices=SOLVERS, help=f"optimiser (default {d.solver})")
+    so.add_argument("--time-limit", type=float, help="solver time limit in seconds (default none)")
+    so.add_argument(
+        "--cpt", choices=("bayes", "mle"), default="bayes",
+        help="CPT estimator for the output BIF: Bayesian with a BDeu prior of size --ess, or maximum likelihood",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="run.py",
+        description="Hybrid Bayesian-network structure learning: CI-test restriction, "
+        "local scores with exact pruning, and an exact ILP on SCIP. "
+        "Subcommands: 'grid FILE' (experiment grids) and 'report RESULTS' (tables, figures); "
+        "see 'run.py grid --help'.",
+        epilog=RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_run_options(parser)
+    parser.add_argument(
+        "--stage", choices=STAGES, default="evaluate",
+        help="run up to this stage and print its counts and time (default: all stages)",
+    )
+    parser.add_argument("--list-networks", action="store_true", help="list the benchmark networks and exit")
+    dist = parser.add_argument_group("distributed scoring (large networks)")
+    dist.add_argument("--scheduler", metavar="ADDRESS", help="score the children on this Dask scheduler")
+    dist.add_argument(
+        "--score-groups", type=_positive_int,
+        help="with --scheduler: number of scoring tasks (default 4 per Dask worker thread)",
+    )
+    add_common_options(parser)
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    cfg = RunConfig(
+        network=args.network, data=args.data, rows=args.rows, seed=args.seed, method=args.method,
+        test=args.test, alpha=args.alpha, max_order=args.max_order, score=args.score, ess=args.ess,
+        palim=args.palim, solver=args.solver, time_limit=args.time_limit,
+    ).validated()
+    check_source(cfg)
+    return cfg
+
+
+def check_source(cfg: RunConfig) -> None:
+    """Fail early on an unknown network name or a missing data file."""
+    if cfg.network is not None:
+        from .benchmarks import list_networks
+
+        known = list_networks()
+        if cfg.network not in known:
+            raise ConfigError(f"unknown network {cfg.network!r}; known networks: {', '.join(known)}")
+    elif not Path(str(cfg.data)).is_file():
+        raise ConfigError(f"data file not found: {cfg.data}")
+
+
+def setup_logging(quiet: bool, debug: bool) -> None:
+    """Warnings and errors on stderr; everything with --debug (--quiet only hides progress bars)."""
+    level = logging.DEBUG if debug else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr, force=True)
+
+
+def show_progress(quiet: bool) -> bool:
+    """Progress bars only on an interactive terminal and without --quiet."""
+    return not quiet and sys.stderr.isatty()
+
+
+def make_cache(args: argparse.Namespace) -> StageCache:
+    cache = StageCache(args.cache_dir, enabled=not args.no_cache)
+    cache.check_writable()
+    return cache
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .report import format_network_list, format_run_summary
+
+    if args.list_networks:
+        from .benchmarks import network_summary
+
+        print(format_network_list(network_summary()))
+        return 0
+    cfg = config_from_args(args)
+    cache = make_cache(args)
+    from .stages import run_stages
+
+    with contextlib.ExitStack() as stack:
+        split = {}
+        if args.scheduler:
+            from .executors import connect_scheduler
+
+            executor = connect_scheduler(args.scheduler)
+            stack.callback(executor.close)
+            threads = sum(executor.client.nthreads().values())
+            split = {"score_executor": executor, "score_groups": args.score_groups or 4 * max(1, threads)}
+        artifacts = run_stages(
+            cache, cfg, upto=args.stage, progress=show_progress(args.quiet), n_jobs=args.jobs, **split
+        )
+    written = None
+    if "solve" in artifacts:
+        from .outputs import write_outputs
+
+        written = write_outputs(Path(args.output_dir), cfg, artifacts, cpt_method=args.cpt)
+    print(format_run_summary(cfg, artifacts, output=written))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``run.py``; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {
+        "grid": (_grid_parser, _cmd_grid),
+        "report": (_report_parser, _cmd_report),
+    }
+    if argv and argv[0] in commands:
+        make_parser, command = commands[argv[0]]
+        args = make_parser().parse_args(argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
+        command = cmd_run
+    setup_logging(args.quiet, args.debug)
+    try:
+        return command(args)
+    except BrokenPipeError:  # e.g. `run.py --list-networks | head`
+        sys.stdout = open(os.devnull, "w")
+        return 0
+    except KeyboardInterrupt:
+        print("interrupted: finished stages are cached; re-run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # one line unless --debug
+        if args.debug:
+            raise
+        status = EXIT_BAD_INPUT if isinstance(exc, (ValueError, FileNotFoundError)) else EXIT_FAILURE
+        if isinstance(exc, CacheError):
+            status = EXIT_FAILURE
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return status
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    first = text.splitlines()[0]
+    return first if isinstance(exc, (ValueError, OSError, StageUnavailable)) else f"{type(exc).__name__}: {first}"
+
+
+def _grid_parser() -> argparse.ArgumentParser:
+    from .grid import add_grid_options
+
+    parser = _Parser(
+        prog="run.py grid",
+        description="Run an experiment grid: every combination of the parameters in a TOML file.",
+        epilog=(
+            "examples:\n"
+            "  python run.py grid grids/example.toml --jobs 2\n"
+            "  python run.py grid grids/example.toml --list-tasks\n"
+            "  python run.py grid grids/example.toml --task 3        # one job (Slurm array)\n"
+            "  python run.py grid grids/example.toml --scheduler tcp://host:8786\n"
+            "  python run.py grid grids/example.toml --cluster slurm --workers 8\n"
+            "See docs/hpc.md for the grid file format and HPC recipes."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_grid_options(parser)
+    add_common_options(parser)
+    return parser
+
+
+def _cmd_grid(args: argparse.Namespace) -> int:
+    from .grid import command_grid
+
+    return command_grid(args, make_cache(args), show_progress(args.quiet))
+
+
+def _report_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="run.py report",
+        description="Markdown tables and PNG figures from a grid's results table (parquet or CSV).",
+    )
+    parser.add_argument("results", help="results.parquet or results.csv written by 'run.py grid'")
+    parser.add_argument("--out", help="folder for report.md and figures (default: next to RESULTS)")
+    parser.add_argument("--quiet", action="store_true", help="accepted for symmetry; the report prints one line")
+    parser.add_argument("--debug", action="store_true", help="full tracebacks on errors")
+    return parser
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    path = write_report(Path(args.results), Path(args.out) if args.out else None)
+    print(f"report written to {path}")
+    return 0

@@ -1,0 +1,251 @@
+"""Discrete datasets: a state-code matrix with variable names and ordered state names.
+
+Every column becomes categorical. State order: a pandas categorical keeps its category order;
+any other column is ordered by value — numerically when every value reads as a number (so
+``1, 2, 10``), otherwise in natural order (digit runs compared as numbers, so ``x2 < x10``).
+State names are strings. The code matrix uses the smallest unsigned dtype that holds the
+largest code (uint8 up to 256 states, then uint16, ...).
+
+Rejected with :class:`DataError` (the message names the column): empty data, duplicate column
+names, missing values, and *continuous-looking* columns — every value reads as a number, at
+least one is not an integer, and there are more than ``MAX_FRACTIONAL_STATES`` distinct values.
+A column with a single state only triggers a :class:`DataWarning`.
+
+CSV files are read as text with only empty fields counting as missing, so states such as
+``NA`` or ``None`` (a hailfinder state) survive; parquet and feather keep categorical order.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+#: A numeric column with a non-integer value and more distinct values than this is continuous.
+MAX_FRACTIONAL_STATES = 20
+_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".feather": "feather"}
+_DIGITS = re.compile(r"(\d+)")
+
+
+class DataError(ValueError):
+    """Data that cannot be used as a discrete dataset."""
+
+
+class DataFileNotFoundError(DataError, FileNotFoundError):
+    """The data file does not exist."""
+
+
+class DataWarning(UserWarning):
+    """Suspicious but usable data (e.g. a column with a single state)."""
+
+
+def code_dtype(max_arity: int) -> np.dtype:
+    """Smallest unsigned integer dtype holding the codes ``0..max_arity-1``."""
+    return np.min_scalar_type(max(int(max_arity) - 1, 0))
+
+
+def transpose_codes(codes: np.ndarray, block: int = 256) -> np.ndarray:
+    """C-contiguous transpose of a 2-D code matrix, copied in cache-friendly blocks."""
+    out = np.empty(codes.shape[::-1], dtype=codes.dtype)
+    for start in range(0, codes.shape[0], block):
+        out[:, start : start + block] = codes[start : start + block].T
+    return out
+
+
+@dataclass
+class Dataset:
+    """``data[i, v]`` is the state code of variable ``names[v]`` in row ``i``."""
+
+    data: np.ndarray
+    names: list[str]
+    states: list[list[str]]
+
+    def __post_init__(self) -> None:
+        if self.data.ndim != 2 or self.data.dtype.kind != "u":
+            raise DataError(
+                f"data must be a 2-D unsigned integer array, got {self.data.dtype} {self.data.shape}"
+            )
+        if not len(self.names) == len(self.states) == self.data.shape[1]:
+            raise DataError(
+                f"{self.data.shape[1]} columns but {len(self.names)} names and {len(self.states)} state lists"
+            )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Dataset):
+            return NotImplemented
+        return (self.names == other.names and self.states == other.states
+                and np.array_equal(self.data, other.data))
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows."""
+        return int(self.data.shape[0])
+
+    @property
+    def n_vars(self) -> int:
+        """Number of variables (columns)."""
+        return int(self.data.shape[1])
+
+    @property
+    def arities(self) -> np.ndarray:
+        """State counts as an int64 array."""
+        return np.array([len(s) for s in self.states], dtype=np.int64)
+
+    def validate(self) -> None:
+        """Raise :class:`DataError` if a code is outside its column's states."""
+        if self.n_rows == 0:
+            return
+        too_big = np.flatnonzero(self.data.max(axis=0) >= self.arities)
+        if too_big.size:
+            j = int(too_big[0])
+            raise DataError(f"column {self.names[j]!r} has a code beyond its {len(self.states[j])} states")
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> "Dataset":
+        """Discretised dataset from a DataFrame (rules in the module docstring)."""
+        if frame.shape[0] == 0 or frame.shape[1] == 0:
+            raise DataError(f"empty data: {frame.shape[0]} rows, {frame.shape[1]} columns")
+        names = [str(c) for c in frame.columns]
+        dups = sorted(n for n, k in Counter(names).items() if k > 1)
+        if dups:
+            raise DataError(f"duplicate column names: {', '.join(repr(d) for d in dups)}")
+        columns = [_encode_column(name, column) for name, (_, column) in zip(names, frame.items())]
+        states = [s for _, s in columns]
+        codes = np.empty(frame.shape[::-1], dtype=code_dtype(max(len(s) for s in states)))
+        for j, (column_codes, _) in enumerate(columns):
+            codes[j] = column_codes
+        return cls(data=transpose_codes(codes), names=names, states=states)
+
+    def to_frame(self) -> pd.DataFrame:
+        """DataFrame of ordered categoricals whose categories are the state names."""
+        columns = transpose_codes(self.data)  # contiguous per-variable codes
+        frame = {}
+        for j, name in enumerate(self.names):
+            dtype = pd.CategoricalDtype(self.states[j], ordered=True)
+            codes = columns[j].astype(np.int8 if len(self.states[j]) < 128 else np.int64)
+            frame[name] = pd.Categorical.from_codes(codes, dtype=dtype)
+        return pd.DataFrame(frame, copy=False)
+
+
+def _encode_column(name: str, column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """State codes and ordered state names of one column."""
+    categorical = isinstance(column.dtype, pd.CategoricalDtype)
+    codes = column.cat.codes.to_numpy() if categorical else None
+    missing = codes < 0 if categorical else column.isna().to_numpy()
+    if missing.any():
+        rows = np.flatnonzero(missing)[:5].tolist()
+        raise DataError(
+            f"column {name!r}: {int(missing.sum())} of {len(column)} rows are missing (first rows {rows})"
+        )
+    if categorical:
+        states = [str(c) for c in column.cat.categories]
+    else:
+        values = pd.unique(column.to_numpy())
+        order, states = _order_states(name, values, column.dtype)
+        codes = pd.Categorical(column, categories=values[order]).codes
+    if len(set(states)) != len(states):
+        raise DataError(f"column {name!r}: distinct values with the same text {sorted(states)}")
+    if len(states) == 1:
+        warnings.warn(f"column {name!r} has a single state {states[0]!r}; it carries no information",
+                      DataWarning, stacklevel=2)
+    return codes, states
+
+
+def _order_states(name: str, values: np.ndarray, dtype) -> tuple[np.ndarray, list[str]]:
+    """Order of the distinct ``values`` and their state names."""
+    if dtype.kind == "b":
+        order = np.argsort(values.astype(bool), kind="stable")
+        return order, [str(bool(v)) for v in values[order]]
+    if dtype.kind in "iuf":
+        numbers = values.astype(np.float64)
+        _check_discrete(name, numbers)
+        order = np.argsort(numbers, kind="stable")
+        integral = dtype.kind in "iu" or bool(np.all(numbers == np.round(numbers)))
+        labels = [str(int(v)) if integral else repr(float(v)) for v in values[order]]
+        return order, labels
+    labels = [str(v) for v in values]
+    numbers = [_as_number(s) for s in labels]
+    if all(x is not None for x in numbers):
+        _check_discrete(name, np.array(numbers))
+        order = np.array(sorted(range(len(labels)), key=lambda i: (numbers[i], labels[i])), dtype=np.int64)
+    else:
+        order = np.array(sorted(range(len(labels)), key=lambda i: _natural_key(labels[i])), dtype=np.int64)
+    return order, [labels[i] for i in order]
+
+
+def _check_discrete(name: str, numbers: np.ndarray) -> None:
+    if numbers.size > MAX_FRACTIONAL_STATES and not np.all(numbers == np.round(numbers)):
+        raise DataError(
+            f"column {name!r} looks continuous: {numbers.size} distinct numeric values with "
+            f"fractions (at most {MAX_FRACTIONAL_STATES} allowed); discretise it first"
+        )
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if np.isfinite(value) else None
+
+
+def _natural_key(text: str) -> list[tuple[int, int | str]]:
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(text) if part]
+
+
+def _format(path: Path) -> str:
+    suffixes = path.suffixes
+    key = suffixes[-2] if len(suffixes) >= 2 and suffixes[-1] == ".gz" else path.suffix
+    fmt = _FORMATS.get(key.lower())
+    if fmt is None or (fmt != "csv" and suffixes[-1] == ".gz"):
+        raise DataError(
+            f"{path}: unsupported data format {path.suffix!r}; use .csv, .csv.gz, .parquet or .feather"
+        )
+    return fmt
+
+
+def read_dataset(path: str | Path) -> Dataset:
+    """Read a CSV, parquet or feather file (chosen by extension) as a :class:`Dataset`."""
+    path = Path(path)
+    fmt = _format(path)
+    if not path.is_file():
+        raise DataFileNotFoundError(f"data file not found: {path}")
+    try:
+        if fmt == "csv":
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+            # read_csv renames duplicate headers ("a", "a.1"); restore them so they are reported
+            header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+            frame.columns = header.iloc[0].tolist()
+        elif fmt == "parquet":
+            frame = pd.read_parquet(path)
+        else:
+            frame = pd.read_feather(path)
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise DataError(f"{path}: cannot read {fmt} file: {exc}") from exc
+    try:
+        dataset = Dataset.from_frame(frame)
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None
+    logger.info("read %s: %d rows, %d variables", path, dataset.n_rows, dataset.n_vars)
+    return dataset
+
+
+def write_dataset(dataset: Dataset, path: str | Path) -> None:
+    """Write ``dataset`` as CSV (state names), parquet or feather (ordered categoricals)."""
+    path = Path(path)
+    fmt = _format(path)
+    frame = dataset.to_frame()
+    if fmt == "csv":
+        frame.to_csv(path, index=False)
+    elif fmt == "parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_feather(path)

@@ -1,0 +1,66 @@
+"""Files describing a learned network, written to ``<output-dir>/<source>-<key>/``.
+
+* ``edges.csv``: one row per arc of the learned DAG;
+* ``network.dot``: Graphviz drawing of its CPDAG (compelled arcs vs reversible edges);
+* ``network.bif``: the DAG with CPTs fitted to the data (``pipeline.parameters.fit_cpts``,
+  Bayesian with a BDeu-consistent Dirichlet prior by default, or maximum likelihood);
+* ``model.txt``: bnlearn model string ``[A][B|A]...``;
+* ``result.json``: configuration, per-stage times and counts, solver result, evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Mapping
+
+from .cache import Artifact
+from .config import RunConfig
+from .stages import dag_of, dataset_of, names_of
+
+logger = logging.getLogger(__name__)
+
+def output_folder(base: Path, cfg: RunConfig, artifacts: Mapping[str, Artifact]) -> Path:
+    """``<base>/<network or file stem>-<first 10 hex digits of the solve key>``."""
+    return base / f"{cfg.source_name}-{artifacts['solve'].key[:10]}"
+
+
+def result_record(cfg: RunConfig, artifacts: Mapping[str, Artifact]) -> dict[str, Any]:
+    """Everything about a run as one JSON-serialisable dict."""
+    return {
+        "config": cfg.as_dict(),
+        "stages": {
+            name: {"key": art.key, "seconds": art.seconds, "cached": art.cached, "meta": art.meta}
+            for name, art in artifacts.items()
+        },
+    }
+
+
+def write_outputs(
+    base: Path, cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method: str = "bayes"
+) -> Path:
+    """Write the learned network's files; returns the folder.
+
+    CPTs are fitted by ``cpt_method``: ``"bayes"`` (BDeu-consistent Dirichlet prior with the
+    run's equivalent sample size) or ``"mle"`` (maximum likelihood).
+    """
+    from graphs.export import to_dot, to_edge_frame, to_model_string
+    from graphs.pdag import dag_to_cpdag
+
+    from .bif import write_bif
+    from .parameters import fit_cpts
+
+    folder = output_folder(base, cfg, artifacts)
+    folder.mkdir(parents=True, exist_ok=True)
+    dag = dag_of(artifacts["solve"])
+    names = names_of(artifacts["data"])
+    to_edge_frame(dag, names).to_csv(folder / "edges.csv", index=False)
+    (folder / "network.dot").write_text(to_dot(dag_to_cpdag(dag), names))
+    (folder / "model.txt").write_text(to_model_string(dag, names) + "\n")
+    dataset = dataset_of(artifacts["data"])
+    network = fit_cpts(dag, dataset, method=cpt_method, ess=cfg.ess, name=cfg.source_name)
+    write_bif(network, folder / "network.bif")
+    (folder / "result.json").write_text(json.dumps(result_record(cfg, artifacts), indent=1, default=str))
+    logger.info("wrote %s", folder)
+    return folder

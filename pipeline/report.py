@@ -1,0 +1,230 @@
+"""Human-readable reports: the summary of one run, the network list, and grid reports.
+
+``format_*`` functions return strings (the CLI prints them); :func:`write_report` turns a grid's
+results table into ``report.md`` with Markdown tables and matplotlib PNG figures.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from .cache import Artifact
+from .config import RunConfig
+
+logger = logging.getLogger(__name__)
+
+
+def format_network_list(rows: Sequence[Mapping[str, Any]]) -> str:
+    """A fixed-width table of the benchmark networks (rows of ``network_summary()``)."""
+    if not rows:
+        return "(no networks)"
+    columns = list(rows[0].keys())
+    widths = [max(len(str(c)), *(len(str(r[c])) for r in rows)) for c in columns]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(columns, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        cells = [
+            str(r[c]).rjust(w) if isinstance(r[c], (int, float)) else str(r[c]).ljust(w)
+            for c, w in zip(columns, widths)
+        ]
+        lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def _counts(mapping: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in sorted(mapping.items(), key=lambda kv: int(kv[0]))) or "-"
+
+
+def _pruning(table_meta: Mapping[str, Any]) -> str:
+    """Non-zero pruning counters of the score stage (``table.meta['counts']``)."""
+    counts = table_meta.get("counts", {})
+    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items() if v)
+
+
+def describe_config(cfg: RunConfig) -> str:
+    """One line naming the source and the parameters of every stage."""
+    source = f"{cfg.network}, {cfg.rows} rows (seed {cfg.seed})" if cfg.network else f"data {cfg.data}"
+    if cfg.method == "none":
+        restrict = "no restriction"
+    else:
+        order = "unbounded" if cfg.max_order is None else cfg.max_order
+        restrict = f"{cfg.method.upper()} ({cfg.test}, alpha {cfg.alpha:g}, max order {order})"
+    score = cfg.score.upper() if cfg.score != "bdeu" else f"BDeu (ESS {cfg.ess:g})"
+    palim = "no parent limit" if cfg.palim is None else f"palim {cfg.palim}"
+    limit = "" if cfg.time_limit is None else f", time limit {cfg.time_limit:g} s"
+    return f"{source} -> {restrict} -> {score}, {palim} -> {cfg.solver.upper()}{limit}"
+
+
+def stage_details(stage: str, art: Artifact) -> str:
+    """The counts of one stage as a short phrase."""
+    m = art.meta
+    if stage == "data":
+        return f"{m['n_rows']} rows x {m['n_vars']} variables"
+    if stage == "restrict":
+        if m.get("method") == "none":
+            return "no restriction: every edge allowed"
+        return (
+            f"{m['n_tests']} tests (by order {_counts(m['tests_by_order'])}); "
+            f"edges removed by order {_counts(m['removed_by_order'])}; "
+            f"{m['n_allowed']} of {m['n_pairs']} pairs allowed"
+        )
+    if stage == "scores":
+        pruning = _pruning(m.get("table_meta", {}))
+        return f"{m['n_candidates']} candidate parent sets kept" + (f"; {pruning}" if pruning else "")
+    if stage == "solve":
+        r = m["result"]
+        return f"objective {_num(r.get('objective'))}, gap {_pct(r.get('gap'))}, status {r.get('status')}"
+    if stage == "evaluate":
+        if m.get("truth") is None:
+            return "no true network (user data): not evaluated"
+        return evaluation_phrase(m)
+    return ""
+
+
+def evaluation_phrase(m: Mapping[str, Any]) -> str:
+    """SHD, skeleton precision/recall/F1 and arc differences, as one phrase."""
+    diffs = ", ".join(f"{k} {m[k]}" for k in ("added", "missing", "reversed") if k in m)
+    return (
+        f"SHD {m['shd']} (CPDAGs), skeleton precision {m['precision']:.3f} recall {m['recall']:.3f} "
+        f"F1 {m['f1']:.3f}" + (f"; arcs {diffs}" if diffs else "")
+    )
+
+
+def _num(x: Any) -> str:
+    return "-" if x is None else f"{x:.6g}" if isinstance(x, float) else str(x)
+
+
+def _pct(x: Any) -> str:
+    return "-" if x is None else f"{100 * float(x):.4g}%"
+
+
+def format_run_summary(cfg: RunConfig, artifacts: Mapping[str, Artifact], output: Path | None = None) -> str:
+    """The short report printed after ``run.py``: one line per stage with time and counts."""
+    lines = [describe_config(cfg), ""]
+    lines.append(f"{'stage':<9} {'time':>9}  {'':6}  details")
+    for stage, art in artifacts.items():
+        flag = "cached" if art.cached else ""
+        lines.append(f"{stage:<9} {art.seconds:8.2f}s  {flag:6}  {stage_details(stage, art)}")
+    hybrid = [artifacts[s].seconds for s in ("restrict", "scores", "solve") if s in artifacts]
+    if len(hybrid) == 3:
+        lines.append(f"{'hybrid':<9} {sum(hybrid):8.2f}s          restrict + scores + solve")
+    if output is not None:
+        lines += ["", f"learned network written to {output}/"]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- grid reports
+
+#: parameters that may vary in a grid, and the sweeps drawn when they do (Su 2023, Figs 7-11)
+SWEEPS = {"alpha": "significance level alpha", "max_order": "CI order", "palim": "parent limit"}
+TABLE_COLUMNS = [
+    ("network", "network"), ("rows", "N"), ("seed", "seed"), ("method", "method"), ("alpha", "alpha"),
+    ("max_order", "order"), ("score", "score"), ("palim", "palim"), ("n_tests", "tests"),
+    ("edges_removed", "edges removed"), ("n_candidates", "parent sets"), ("t_restrict", "T_restrict"),
+    ("t_score", "T_score"), ("t_solve", "T_solve"), ("t_hybrid", "T_hybrid"),
+    ("t_unrestricted", "T_unrestricted"), ("reduction", "reduction"), ("gap", "gap"), ("status", "status"),
+    ("shd", "SHD"), ("f1", "F1 vs truth"), ("f1_vs_unrestricted", "F1 vs G_score"),
+]
+
+
+def read_results(path: Path) -> pd.DataFrame:
+    """A results table written by ``run.py grid`` (parquet or CSV)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"results file not found: {path}")
+    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    missing = {"network", "status", "t_hybrid"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"{path} is not a grid results table (missing columns {sorted(missing)})")
+    frame = frame.copy()
+    frame["edges_removed"] = frame["n_pairs"] - frame["n_allowed"]
+    return frame
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value).replace("|", "\\|")
+
+
+def markdown_table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> str:
+    """A GitHub-flavoured Markdown table of the given (column, header) pairs that exist and vary."""
+    cols = [(c, h) for c, h in columns if c in frame.columns and frame[c].notna().any()]
+    lines = ["| " + " | ".join(h for _, h in cols) + " |", "|" + "---|" * len(cols)]
+    for _, row in frame.iterrows():
+        lines.append("| " + " | ".join(_cell(row[c]) for c, _ in cols) + " |")
+    return "\n".join(lines)
+
+
+def _sweep_groups(frame: pd.DataFrame, param: str) -> list[tuple[str, pd.DataFrame]]:
+    """Per network, the rows of the successful jobs when ``param`` takes several values."""
+    ok = frame[~frame["status"].isin(["error", "missing"]) & frame[param].notna()]
+    return [(str(net), g.sort_values(param)) for net, g in ok.groupby("network", sort=True)
+            if g[param].nunique() > 1]
+
+
+def sweep_figure(frame: pd.DataFrame, param: str, path: Path) -> Path | None:
+    """Three panels against ``param``: edges removed, F-scores, times (one line per network)."""
+    groups = _sweep_groups(frame, param)
+    if not groups:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    for k, (net, g) in enumerate(groups):
+        agg = g.groupby(param).mean(numeric_only=True).reset_index()
+        style = {"color": f"C{k % 10}"}
+        axes[0].plot(agg[param], agg["edges_removed"], marker="o", label=net, **style)
+        axes[1].plot(agg[param], agg["f1_vs_unrestricted"], marker="o", label=f"{net} vs G_score", **style)
+        axes[1].plot(agg[param], agg["f1"], marker="x", linestyle="--", label=f"{net} vs truth", **style)
+        axes[2].plot(agg[param], agg["t_hybrid"], marker="o", label=f"{net} hybrid", **style)
+        if agg["t_unrestricted"].notna().any():
+            axes[2].plot(agg[param], agg["t_unrestricted"], marker="x", linestyle="--",
+                         label=f"{net} score only", **style)
+    titles = ("edges removed by the restriction", "skeleton F-score", "time (s)")
+    for ax, title in zip(axes, titles):
+        ax.set_xlabel(SWEEPS[param])
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[1].set_ylim(0, 1.05)
+    axes[2].legend(fontsize=7)
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_report(results: Path, out: Path | None = None) -> Path:
+    """``report.md`` (Markdown tables) and one PNG per varying sweep parameter; returns report.md."""
+    frame = read_results(results)
+    out = out or results.parent
+    out.mkdir(parents=True, exist_ok=True)
+    ok = frame[~frame["status"].isin(["error", "missing"])]
+    lines = [f"# Grid report: {results.name}", "",
+             f"{len(frame)} jobs, {len(ok)} finished, {int((frame['status'] == 'error').sum())} failed, "
+             f"{int((frame['status'] == 'missing').sum())} not run.", "",
+             "Times in seconds (T_hybrid = T_restrict + T_score + T_solve; T_unrestricted = scores + solve "
+             "without restriction, the thesis' T_score). F1 vs G_score compares the skeleton with the "
+             "unrestricted optimum (Su 2023, section 6); reduction = 1 - T_hybrid / T_unrestricted.", "",
+             "## Results", "", markdown_table(ok, TABLE_COLUMNS), ""]
+    for param, label in SWEEPS.items():
+        png = sweep_figure(frame, param, out / f"sweep-{param}.png")
+        if png is not None:
+            lines += [f"## Sweep over the {label}", "", f"![{label}]({png.name})", ""]
+    failed = frame[frame["status"] == "error"]
+    if len(failed):
+        cols = [("job", "job"), ("network", "network"), ("method", "method"), ("alpha", "alpha"),
+                ("palim", "palim"), ("error", "error")]
+        lines += ["## Failed jobs", "", markdown_table(failed, cols), ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path

@@ -1,0 +1,320 @@
+"""The stages of the hybrid learner, each a pure computation wrapped by the stage cache.
+
+    data (network + rows + seed | user file) -> restrict (method, test, alpha, max order)
+        -> scores (score, ess, palim, restriction) -> solve (ilp) -> evaluate (vs the true DAG)
+
+Each stage function takes the cache, the run configuration and the artifacts of the stages it
+depends on, and returns its own :class:`~pipeline.cache.Artifact`; its key is a hash of its
+parameters and its inputs' keys (Su 2023, section 5.6, describes the restrict/score/maximise
+split). The algorithm packages are imported lazily, so a missing one only disables its stage.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .cache import Artifact, StageCache, file_sha256
+from .config import STAGES, RunConfig
+
+logger = logging.getLogger(__name__)
+
+VERSIONS = {"data": "1", "restrict": "1", "scores": "1", "solve": "1", "evaluate": "1"}
+
+
+class StageUnavailable(RuntimeError):
+    """An algorithm package a stage needs is not installed or not yet written."""
+
+
+def _module(name: str, stage: str):
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise StageUnavailable(f"stage '{stage}' is not available: {exc}") from None
+
+
+def _imports(stage: str, *modules: str):
+    """A ``prepare`` callable importing ``modules`` (so import time is not charged to the stage)."""
+    return lambda: [_module(m, stage) for m in modules]
+
+
+# --------------------------------------------------------------------------------------- data
+
+def data_stage(cache: StageCache, cfg: RunConfig) -> Artifact:
+    """Sample ``cfg.rows`` rows from a benchmark network (seed ``cfg.seed``) or read ``cfg.data``."""
+    if cfg.network is not None:
+        params: dict[str, Any] = {"network": cfg.network, "rows": cfg.rows, "seed": cfg.seed}
+
+        def compute():
+            network = _module("pipeline.benchmarks", "data").load_network(cfg.network)
+            sampling = _module("pipeline.sampling", "data")
+            dataset = sampling.forward_sample(network, cfg.rows, cfg.seed)
+            return {"data": dataset.to_frame()}, _data_meta(dataset, cfg.network)
+
+    else:
+        path = Path(str(cfg.data))
+        if not path.is_file():
+            raise FileNotFoundError(f"data file not found: {path}")
+        params = {"file": str(path.resolve()), "sha256": file_sha256(path)}
+
+        def compute():
+            dataset = _module("pipeline.dataset", "data").read_dataset(path)
+            return {"data": dataset.to_frame()}, _data_meta(dataset, None)
+
+    return cache.get_or_compute("data", VERSIONS["data"], params, {}, compute,
+                                _imports("data", "pipeline.benchmarks", "pipeline.sampling", "pipeline.dataset"))
+
+
+def _data_meta(dataset, network: str | None) -> dict[str, Any]:
+    return {
+        "n_rows": int(dataset.data.shape[0]),
+        "n_vars": int(dataset.data.shape[1]),
+        "network": network,
+    }
+
+
+def dataset_of(art: Artifact):
+    """The :class:`pipeline.dataset.Dataset` stored in a data artifact."""
+    return _module("pipeline.dataset", "data").Dataset.from_frame(art.frames["data"])
+
+
+# ----------------------------------------------------------------------------------- restrict
+
+def restrict_params(cfg: RunConfig) -> dict[str, Any]:
+    if cfg.method == "none":
+        return {"method": "none"}
+    return {"method": cfg.method, "test": cfg.test, "alpha": cfg.alpha, "max_order": cfg.max_order}
+
+
+def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False) -> Artifact:
+    """CI-test restriction: which edges the score stage may use (PC skeleton, PMMS or MMPC)."""
+    params = restrict_params(cfg)
+
+    def compute():
+        if cfg.method == "none":
+            return {}, {"method": "none", "n_tests": 0, "tests_by_order": {}, "removed_by_order": {}}
+        dataset = dataset_of(data)
+        citests = _module("constraints.citests", "restrict")
+        test = citests.CITest(dataset.data, dataset.arities, statistic=cfg.test)
+        n = dataset.data.shape[1]
+        if cfg.method == "pc":
+            algorithm = _module("constraints.pc", "restrict").pc_skeleton
+        else:
+            algorithm = getattr(_module("constraints.pmms", "restrict"), cfg.method)
+        restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress)
+        meta = restriction.meta()
+        meta["n_pairs"] = n * (n - 1) // 2
+        return {"restriction": restriction.to_frame()}, meta
+
+    modules = {"pc": ["constraints.pc"], "none": []}.get(cfg.method, ["constraints.pmms"])
+    load = _imports("restrict", "constraints.citests", *modules)
+
+    def prepare():
+        load()
+        if cfg.method != "none":
+            _warm_up_tests(dataset_of(data), cfg.test)
+
+    return cache.get_or_compute("restrict", VERSIONS["restrict"], params, {"data": data.key}, compute, prepare)
+
+
+def _sample(dataset, n_vars: int = 3, n_rows: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """A tiny C-contiguous slice of the data with the same dtype (for JIT warm-up)."""
+    return np.ascontiguousarray(dataset.data[:n_rows, :n_vars]), np.asarray(dataset.arities[:n_vars])
+
+
+def _warm_up_tests(dataset, statistic: str) -> None:
+    """Run two tiny CI tests so numba's first-call compile/load is not charged to the stage time."""
+    data, arities = _sample(dataset)
+    if data.shape[1] >= 3:
+        test = _module("constraints.citests", "restrict").CITest(data, arities, statistic=statistic)
+        test(0, 1, ())
+        test(0, 1, (2,))
+
+
+def _warm_up_scores(dataset, cfg: RunConfig) -> None:
+    """Score a tiny slice so numba's first-call compile/load is not charged to the stage time."""
+    data, arities = _sample(dataset)
+    _module("scores.candidates", "scores").build_score_table(
+        data, arities, score=cfg.score, ess=cfg.ess, palim=None if cfg.palim is None else min(cfg.palim, 2)
+    )
+
+
+def allowed_of(art: Artifact) -> np.ndarray | None:
+    """The ``allowed[p, c]`` parent matrix of a restriction artifact (None: no restriction)."""
+    if "restriction" not in art.frames:
+        return None
+    restriction_cls = _module("constraints.restriction", "restrict").Restriction
+    return restriction_cls.from_frame(art.frames["restriction"], meta=art.meta).allowed_parents()
+
+
+# ------------------------------------------------------------------------------------- scores
+
+def score_params(cfg: RunConfig) -> dict[str, Any]:
+    params: dict[str, Any] = {"score": cfg.score, "palim": cfg.palim}
+    if cfg.score == "bdeu":
+        params["ess"] = cfg.ess
+    return params
+
+
+def scores_stage(
+    cache: StageCache,
+    cfg: RunConfig,
+    data: Artifact,
+    restrict: Artifact,
+    progress: bool = False,
+    n_jobs: int = 1,
+    executor=None,
+    groups: int = 1,
+) -> Artifact:
+    """Local scores of the candidate parent sets allowed by the restriction, with exact pruning.
+
+    With an ``executor`` and ``groups > 1`` the children are scored as ``groups`` tasks on it
+    (:mod:`pipeline.split_scores`); the table is the same, so the cache key does not change.
+    """
+    params = score_params(cfg)
+
+    def compute():
+        candidates = _module("scores.candidates", "scores")
+        dataset = dataset_of(data)
+        n = dataset.data.shape[1]
+        options = {"score": cfg.score, "ess": cfg.ess, "palim": cfg.palim}
+        allowed, names = allowed_of(restrict), list(dataset.names)
+        if executor is not None and groups > 1:
+            from .split_scores import split_score_table
+
+            table = split_score_table(executor, dataset.data, dataset.arities, groups, allowed=allowed,
+                                      names=names, **options)
+        else:
+            table = candidates.build_score_table(dataset.data, dataset.arities, allowed=allowed, names=names,
+                                                 n_jobs=n_jobs, progress=progress, **options)
+        meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta)}
+        return {"table": table.to_frame()}, meta
+
+    inputs = {"data": data.key, "restrict": restrict.key}
+    load = _imports("scores", "scores.candidates", "constraints.restriction")
+
+    def prepare():
+        load()
+        _warm_up_scores(dataset_of(data), cfg)
+
+    return cache.get_or_compute("scores", VERSIONS["scores"], params, inputs, compute, prepare)
+
+
+def table_of(art: Artifact, names: list[str] | None = None):
+    """The :class:`scores.table.ScoreTable` stored in a scores artifact."""
+    from scores.table import ScoreTable
+
+    return ScoreTable.from_frame(
+        art.frames["table"], art.meta["n_vars"], names=names, meta=art.meta.get("table_meta", {})
+    )
+
+
+# -------------------------------------------------------------------------------------- solve
+
+def solve_stage(cache: StageCache, cfg: RunConfig, scores: Artifact, names: list[str]) -> Artifact:
+    """Maximise the total score over DAGs (the ILP of Su 2023 section 5.6 on SCIP)."""
+    params = {"solver": cfg.solver, "time_limit": cfg.time_limit, "solver_seed": 0}
+
+    def compute():
+        ilp = _module("ilp", "solve")
+        table = table_of(scores, names)
+        result = ilp.solve_ilp(table, time_limit=cfg.time_limit, verbose=False, seed=0)
+        parent_sets = [tuple(int(p) for p in ps) for ps in result.parent_sets]
+        frame = pd.DataFrame(
+            {"child": np.arange(len(parent_sets), dtype="int32"), "parents": [list(ps) for ps in parent_sets]}
+        )
+        summary = {k: v for k, v in result.to_dict().items() if k not in ("parent_sets", "names")}
+        return {"parents": frame}, {"result": summary, "n_vars": len(parent_sets)}
+
+    return cache.get_or_compute("solve", VERSIONS["solve"], params, {"scores": scores.key}, compute,
+                                _imports("solve", "ilp"))
+
+
+def dag_of(art: Artifact) -> np.ndarray:
+    """The learned DAG (boolean adjacency, ``A[p, c]`` for an arc p -> c) of a solve artifact."""
+    frame = art.frames["parents"]
+    n = int(art.meta["n_vars"])
+    dag = np.zeros((n, n), dtype=bool)
+    for child, parents in zip(frame["child"], frame["parents"]):
+        dag[np.asarray(parents, dtype=int), int(child)] = True
+    return dag
+
+
+# ----------------------------------------------------------------------------------- evaluate
+
+def true_dag(network_name: str) -> np.ndarray:
+    network = _module("pipeline.benchmarks", "evaluate").load_network(network_name)
+    return np.asarray(network.adjacency, dtype=bool)
+
+
+def compare(dag: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
+    """SHD between CPDAGs, skeleton precision/recall/F1 and arc differences of two DAGs."""
+    pdag = _module("graphs.pdag", "evaluate")
+    metrics = _module("graphs.metrics", "evaluate")
+    out: dict[str, Any] = {"shd": int(metrics.shd(pdag.dag_to_cpdag(dag), pdag.dag_to_cpdag(reference)))}
+    out.update({k: _plain(v) for k, v in metrics.skeleton_scores(dag, reference).items()})
+    out.update({k: _plain(v) for k, v in metrics.edge_differences(dag, reference).items()})
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def evaluate_stage(cache: StageCache, cfg: RunConfig, data: Artifact, solve: Artifact) -> Artifact:
+    """Compare the learned DAG with the network that generated the data (when it is known)."""
+    network = data.meta.get("network")
+    params = {"truth": network}
+
+    def compute():
+        if network is None:
+            return {}, {"truth": None}
+        return {}, {"truth": network, **compare(dag_of(solve), true_dag(network))}
+
+    inputs = {"data": data.key, "solve": solve.key}
+    return cache.get_or_compute("evaluate", VERSIONS["evaluate"], params, inputs, compute)
+
+
+# ------------------------------------------------------------------------------------- driver
+
+def run_stages(
+    cache: StageCache,
+    cfg: RunConfig,
+    upto: str = "evaluate",
+    progress: bool = False,
+    n_jobs: int = 1,
+    score_executor=None,
+    score_groups: int = 1,
+) -> dict[str, Artifact]:
+    """Run the stages in order up to and including ``upto``; returns the artifacts by stage.
+
+    ``n_jobs`` threads score the children, or, with ``score_executor`` (e.g. a Dask cluster),
+    ``score_groups`` tasks do.
+    """
+    last = STAGES.index(upto)
+    out: dict[str, Artifact] = {"data": data_stage(cache, cfg)}
+    if last >= 1:
+        out["restrict"] = restrict_stage(cache, cfg, out["data"], progress)
+    if last >= 2:
+        out["scores"] = scores_stage(cache, cfg, out["data"], out["restrict"], progress, n_jobs,
+                                     score_executor, score_groups)
+    if last >= 3:
+        names = names_of(out["data"])
+        out["solve"] = solve_stage(cache, cfg, out["scores"], names)
+    if last >= 4:
+        out["evaluate"] = evaluate_stage(cache, cfg, out["data"], out["solve"])
+    return out
+
+
+def names_of(data: Artifact) -> list[str]:
+    """Variable names of a data artifact, in column order."""
+    return [str(c) for c in data.frames["data"].columns]

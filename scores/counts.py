@@ -1,0 +1,414 @@
+"""Contingency counts ``N_ijk`` of a child given a parent set (the counting kernel).
+
+Parent configurations are encoded in mixed radix *one parent at a time* and re-densified after
+every step, ``config(W ∪ {p}) = dense(config(W) * r_p + x_p)``, so codes stay below the number
+of rows: only observed configurations are ever materialised, the radix product ``q`` may be
+astronomically large, and nothing overflows int64. Re-densification uses a mark array when
+``q+ * r_p`` is small and a sort otherwise.
+
+A family's counts are produced in *compact* form: the non-zero cell counts ``n_ijk`` and the
+non-zero configuration counts ``n_ij`` (all a decomposable score of ``scores.local`` needs).
+Three counting paths produce them for a prefix set ``S`` extended by one parent ``p``:
+
+* bitset (few prefix cells): every cell ``(config(S), child state)`` is a bitset of rows built
+  by AND-ing one-hot bitsets of the variables; a family's counts are popcounts of
+  ``cell & onehot(p = v)``. The largest cell and the most frequent value of ``p`` are derived
+  from margins instead of counted, and cells with few rows are counted row by row;
+* dense: one histogram over the ``(config(S), x_p, child state)`` cells, scanned when they
+  are few and read back through a list of touched cells when there are more cells than rows;
+* grouped: rows sorted by ``config(S)``, then a small per-group histogram with a list of touched
+  cells (memory ``O(r_p * r_child)``, time ``O(N)``) for huge cell spaces.
+
+The kernels are numba-compiled and ``nogil`` so the score stage can run children in threads;
+the per-family ones are inlined into their caller (``inline="always"``): a call passing a dozen
+arrays otherwise costs about as much as counting a family of a binary network.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
+
+MARK_LIMIT = 1 << 21
+"""Largest key span ``q+ * r_p`` densified with a mark array; larger spans are sorted."""
+
+
+class CountsError(ValueError):
+    """Data or parent sets that cannot be counted."""
+
+
+def as_columns(data: np.ndarray, arities: np.ndarray) -> np.ndarray:
+    """Check ``(data, arities)`` and return the ``(n_vars, n_rows)`` C-contiguous code columns.
+
+    The dtype is the smallest unsigned type holding every state code (uint8 usually).
+    """
+    data = np.asarray(data)
+    arities = np.asarray(arities)
+    if data.ndim != 2:
+        raise CountsError(f"data must be 2-D (n_rows, n_vars), got shape {data.shape}")
+    if arities.shape != (data.shape[1],):
+        raise CountsError(
+            f"arities has shape {arities.shape}, expected ({data.shape[1]},) for data of shape {data.shape}"
+        )
+    if data.shape[0] < 1:
+        raise CountsError("data has no rows")
+    if not np.issubdtype(data.dtype, np.integer):
+        raise CountsError(f"data must hold integer state codes, got dtype {data.dtype}")
+    if not np.issubdtype(arities.dtype, np.integer) or np.any(arities < 1):
+        raise CountsError(f"arities must be integers >= 1, got {arities.tolist()}")
+    if data.shape[1]:
+        lo, hi = data.min(axis=0), data.max(axis=0)
+        bad = np.flatnonzero((lo < 0) | (hi >= arities))
+        if bad.size:
+            v = int(bad[0])
+            raise CountsError(
+                f"column {v} has codes in [{lo[v]}, {hi[v]}] outside 0..{arities[v] - 1} "
+                f"({bad.size} column(s) out of range)"
+            )
+    top = int(arities.max()) if arities.size else 1
+    dtype = np.uint8 if top <= 1 << 8 else np.uint16 if top <= 1 << 16 else np.uint32
+    return np.ascontiguousarray(data.T, dtype=dtype)
+
+
+def new_mark() -> np.ndarray:
+    """Scratch for :func:`refine`: ``MARK_LIMIT`` int32 entries, all ``-1``."""
+    return np.full(MARK_LIMIT, -1, dtype=np.int32)
+
+
+@njit(cache=True, nogil=True)
+def refine(codes, q, column, r, mark):
+    """Replace dense ``codes`` in ``[0, q)`` by the dense codes of ``codes * r + column``.
+
+    Works in place, numbering configurations in order of first appearance when the key span
+    ``q * r`` fits the ``mark`` scratch (left all ``-1`` again) and in key order otherwise.
+    Returns the number ``q+`` of distinct new codes.
+    """
+    n = codes.shape[0]
+    nxt = 0
+    if q * r <= mark.shape[0]:
+        seen = np.empty(min(n, q * r), dtype=np.int64)
+        for i in range(n):
+            key = codes[i] * r + column[i]
+            m = mark[key]
+            if m < 0:
+                m = nxt
+                mark[key] = m
+                seen[nxt] = key
+                nxt += 1
+            codes[i] = m
+        for t in range(nxt):
+            mark[seen[t]] = -1
+        return nxt
+    keys = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        keys[i] = codes[i] * r + column[i]
+    order = np.argsort(keys, kind="mergesort")
+    prev = -1
+    for t in range(n):
+        i = order[t]
+        if keys[i] != prev:
+            prev = keys[i]
+            nxt += 1
+        codes[i] = nxt - 1
+    return nxt
+
+
+@njit(cache=True, nogil=True)
+def encode(cols, variables, arities, codes, mark):
+    """Dense configuration codes of ``variables`` for every row, written into ``codes``.
+
+    Returns ``q+``, the number of observed configurations (1 for the empty set).
+    """
+    codes[:] = 0
+    q = 1
+    for v in variables:
+        q = refine(codes, q, cols[v], arities[v], mark)
+    return q
+
+
+@njit(cache=True, nogil=True, inline="always")
+def count_dense(base, stride, column, r_p, r_child, hist, cells, configs):
+    """Compact counts of the family ``S ∪ {p}`` by one histogram.
+
+    ``base[i] = config_S[i] * r_child + child[i]`` and ``stride = q+_S * r_child``; ``column`` is
+    ``x_p``. ``hist`` (length >= ``stride * r_p``) must be zero and is left zero. Writes the
+    non-zero cell counts into ``cells`` and the non-zero configuration counts into ``configs``;
+    returns ``(n_cells, n_configs)``.
+    """
+    for i in range(base.shape[0]):
+        hist[column[i] * stride + base[i]] += 1
+    n_cells = 0
+    n_cfg = 0
+    for j in range(0, stride * r_p, r_child):
+        nj = 0
+        for k in range(j, j + r_child):
+            c = hist[k]
+            if c:
+                cells[n_cells] = c
+                n_cells += 1
+                nj += c
+                hist[k] = 0
+        if nj:
+            configs[n_cfg] = nj
+            n_cfg += 1
+    return n_cells, n_cfg
+
+
+@njit(cache=True, nogil=True, inline="always")
+def count_touched(base, stride, column, r_p, r_child, hist, cfg_hist, touched, cells, configs):
+    """Like :func:`count_dense` for large, sparsely filled histograms: no scan of empty cells.
+
+    Records the cells hit first in ``touched`` (length >= rows) and reads only those back;
+    ``cfg_hist`` (length >= ``stride * r_p / r_child``) must be zero and is left zero.
+    """
+    n_t = 0
+    for i in range(base.shape[0]):
+        idx = column[i] * stride + base[i]
+        if hist[idx] == 0:
+            touched[n_t] = idx
+            n_t += 1
+        hist[idx] += 1
+    n_cfg = 0
+    for t in range(n_t):
+        idx = touched[t]
+        c = hist[idx]
+        hist[idx] = 0
+        cells[t] = c
+        j = idx // r_child
+        cfg_hist[j] += c
+    for t in range(n_t):
+        j = touched[t] // r_child
+        if cfg_hist[j]:
+            configs[n_cfg] = cfg_hist[j]
+            n_cfg += 1
+            cfg_hist[j] = 0
+    return n_t, n_cfg
+
+
+@njit(cache=True, nogil=True)
+def group_rows(codes, q, order, starts):
+    """Counting sort of rows by dense code: rows of code ``g`` are ``order[starts[g]:starts[g+1]]``."""
+    starts[: q + 1] = 0
+    for i in range(codes.shape[0]):
+        starts[codes[i] + 1] += 1
+    for g in range(q):
+        starts[g + 1] += starts[g]
+    fill = starts[:q].copy()
+    for i in range(codes.shape[0]):
+        g = codes[i]
+        order[fill[g]] = i
+        fill[g] += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def count_grouped(order, starts, q, column, r_p, child, r_child, scratch, touched, cells, configs):
+    """Compact counts of ``S ∪ {p}`` from rows grouped by ``config_S`` (see :func:`group_rows`).
+
+    ``scratch`` (length >= ``r_p * (r_child + 1)``) must be zero and is left zero; ``touched``
+    needs ``r_p * (r_child + 1)`` entries. Returns ``(n_cells, n_configs)`` like :func:`count_dense`.
+    """
+    n_cells = 0
+    n_cfg = 0
+    width = r_child + 1  # per value of x_p: r_child cells then the configuration total
+    for g in range(q):
+        n_touched = 0
+        for t in range(starts[g], starts[g + 1]):
+            i = order[t]
+            slot = column[i] * width
+            cell = slot + child[i]
+            if scratch[cell] == 0:
+                touched[n_touched] = cell
+                n_touched += 1
+                if scratch[slot + r_child] == 0:
+                    touched[n_touched] = slot + r_child
+                    n_touched += 1
+            scratch[cell] += 1
+            scratch[slot + r_child] += 1
+        for t in range(n_touched):
+            cell = touched[t]
+            if cell % width == r_child:
+                configs[n_cfg] = scratch[cell]
+                n_cfg += 1
+            else:
+                cells[n_cells] = scratch[cell]
+                n_cells += 1
+            scratch[cell] = 0
+    return n_cells, n_cfg
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits of a uint64 (LLVM ``ctpop``, one instruction on x86-64)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True)
+def onehot_bitsets(cols, arities):
+    """Row bitsets of every ``(variable, state)``: row ``offsets[v] + s`` of the result.
+
+    Returns ``(bits, offsets)`` with ``bits`` of shape ``(sum(arities), ceil(N / 64))`` uint64.
+    """
+    n_vars, n = cols.shape
+    n_words = (n + 63) // 64
+    offsets = np.zeros(n_vars + 1, dtype=np.int64)
+    for v in range(n_vars):
+        offsets[v + 1] = offsets[v] + arities[v]
+    bits = np.zeros((offsets[n_vars], n_words), dtype=np.uint64)
+    for v in range(n_vars):
+        col = cols[v]
+        for i in range(n):
+            bits[offsets[v] + col[i], i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+    return bits, offsets
+
+
+@njit(cache=True, nogil=True)
+def prefix_cells(bits, offsets, arities, variables, child, levels, cell_size, small_start, small_rows,
+                 small_max):
+    """Bitsets of the cells ``(config of variables, child state)`` of a prefix set.
+
+    Cells are numbered ``j * r_child + l`` with ``j`` the mixed-radix configuration (last
+    variable fastest) and written into ``levels[1]`` (``levels`` is ``(2, cap, n_words)``
+    scratch used as a ping-pong buffer; ``cap`` must hold ``q * r_child`` cells). Fills
+    ``cell_size`` and, for cells with at most ``small_max`` rows, their row lists
+    ``small_rows[small_start[c]:small_start[c + 1]]``. Returns ``(n_cells, dominant cell)``.
+    """
+    n_words = levels.shape[2]
+    cur = 0
+    levels[cur, 0, :] = ~np.uint64(0)
+    count = 1
+    nv = variables.shape[0]
+    for t in range(nv + 1):
+        v = child if t == nv else variables[t]
+        r = arities[v]
+        nxt = 1 - cur
+        for a in range(count):
+            for s in range(r):
+                row = bits[offsets[v] + s]
+                dst = levels[nxt, a * r + s]
+                src = levels[cur, a]
+                for w in range(n_words):
+                    dst[w] = src[w] & row[w]
+        count *= r
+        cur = nxt
+    if cur != 1:
+        levels[1, :count] = levels[0, :count]
+    dominant = 0
+    filled = 0
+    for c in range(count):
+        cell = levels[1, c]
+        size = 0
+        for w in range(n_words):
+            size += popcount(cell[w])
+        cell_size[c] = size
+        if size > cell_size[dominant]:
+            dominant = c
+        small_start[c] = filled
+        if size <= small_max:
+            for w in range(n_words):
+                word = cell[w]
+                while word:
+                    low = word & (~word + np.uint64(1))
+                    small_rows[filled] = w * 64 + popcount(low - np.uint64(1))
+                    filled += 1
+                    word ^= low
+    small_start[count] = filled
+    return count, dominant
+
+
+@njit(cache=True, nogil=True, inline="always")
+def count_bitset(cells_bits, cell_size, n_cells, dominant, small_start, small_rows, small_max,
+                 r_child, bits, offsets, marg, cols, p, r_p, common, cnt, cells, configs):
+    """Compact counts of ``S ∪ {p}`` from the prefix cells of :func:`prefix_cells`.
+
+    ``bits``/``offsets`` are :func:`onehot_bitsets`, ``marg`` the state counts in the same
+    layout, ``common`` the most frequent state of ``p``; ``cnt`` is scratch of
+    ``n_cells * r_p``. Counts of the dominant cell and of state ``common`` come from margins.
+    """
+    n_words = cells_bits.shape[1]
+    o = offsets[p]
+    for s in range(r_p):
+        cnt[dominant * r_p + s] = 0
+    for c in range(n_cells):
+        size = cell_size[c]
+        if c == dominant:
+            continue
+        base = c * r_p
+        for s in range(r_p):
+            cnt[base + s] = 0
+        if size == 0:
+            continue
+        if size <= small_max:
+            for t in range(small_start[c], small_start[c + 1]):
+                cnt[base + cols[p, small_rows[t]]] += 1
+        else:
+            rest = size
+            cell = cells_bits[c]
+            for s in range(r_p):
+                if s == common:
+                    continue
+                total = 0
+                for w in range(n_words):
+                    total += popcount(cell[w] & bits[o + s, w])
+                cnt[base + s] = total
+                rest -= total
+            cnt[base + common] = rest
+        for s in range(r_p):
+            cnt[dominant * r_p + s] -= cnt[base + s]
+    rest = cell_size[dominant]
+    for s in range(r_p):
+        if s != common:
+            cnt[dominant * r_p + s] += marg[o + s]
+            rest -= cnt[dominant * r_p + s]
+    cnt[dominant * r_p + common] = rest
+    n_c = 0
+    n_cfg = 0
+    for j in range(n_cells // r_child):
+        for s in range(r_p):
+            nj = 0
+            for l in range(r_child):
+                k = cnt[(j * r_child + l) * r_p + s]
+                if k:
+                    cells[n_c] = k
+                    n_c += 1
+                    nj += k
+            if nj:
+                configs[n_cfg] = nj
+                n_cfg += 1
+    return n_c, n_cfg
+
+
+def parent_configs(data: np.ndarray, arities: np.ndarray, parents) -> tuple[np.ndarray, int]:
+    """Dense code (0..q+-1, first-appearance order) of every row's parent configuration, and q+."""
+    cols = as_columns(data, arities)
+    variables = _check_parents(parents, cols.shape[0])
+    codes = np.empty(cols.shape[1], dtype=np.int64)
+    q = encode(cols, variables, np.asarray(arities, dtype=np.int64), codes, new_mark())
+    return codes, int(q)
+
+
+def contingency(data: np.ndarray, arities: np.ndarray, child: int, parents) -> np.ndarray:
+    """Counts ``N_ijk`` as a ``(q+, r_child)`` int64 matrix over the *observed* configurations.
+
+    Row ``j`` is the ``j``-th distinct parent configuration in order of first appearance in the
+    data; unobserved configurations (all-zero rows) are left out, so ``q`` never matters.
+    """
+    codes, q = parent_configs(data, arities, parents)
+    child = _check_parents([child], len(arities))[0]
+    r = int(arities[child])
+    column = np.asarray(data)[:, child].astype(np.int64)
+    return np.bincount(codes * r + column, minlength=q * r).reshape(q, r)
+
+
+def _check_parents(parents, n_vars: int) -> np.ndarray:
+    variables = np.asarray(list(parents), dtype=np.int64)
+    if variables.size and (variables.min() < 0 or variables.max() >= n_vars):
+        raise CountsError(f"variable index out of range 0..{n_vars - 1}: {variables.tolist()}")
+    if np.unique(variables).size != variables.size:
+        raise CountsError(f"repeated variable in {variables.tolist()}")
+    return variables

@@ -1,0 +1,121 @@
+"""Score tables in the ``.jkl`` text format of GOBNILP and BLIP (Jaakkola et al. 2010).
+
+Layout (blank lines and lines starting with ``#`` are ignored)::
+
+    <n>                                  number of variables
+    <var> <m>                            a child and its number of candidate parent sets
+    <score> <k> <parent_1> ... <parent_k>   m such lines
+    ...                                  one block per variable
+
+Variables are named either all by index (``0 .. n-1``, what BLIP writes) or all by name (what
+GOBNILP accepts as long as the same names are used in children and parents). :func:`write_jkl`
+writes indices by default and names with ``use_names=True``; :func:`read_jkl` accepts both:
+if every child token is an index in range it reads indices, otherwise it numbers variables by
+the order of their blocks and keeps the names. Scores are written with ``repr`` so they read
+back bit-identical.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from scores.table import ScoreTable
+
+logger = logging.getLogger(__name__)
+
+
+class JKLError(ValueError):
+    """A malformed ``.jkl`` file (the message carries the line number)."""
+
+
+def write_jkl(table: ScoreTable, path: str | Path, use_names: bool = False) -> None:
+    """Write ``table`` to ``path`` (children by index, or by name with ``use_names``)."""
+    if use_names:
+        if table.names is None:
+            raise JKLError("use_names=True needs a table with variable names")
+        bad = [name for name in table.names if not name or any(ch.isspace() for ch in name) or name.startswith("#")]
+        if bad:
+            raise JKLError(f"variable names cannot be written to .jkl (whitespace, empty or '#'): {bad[:5]}")
+        label = list(table.names)
+    else:
+        label = [str(v) for v in range(table.n_vars)]
+    lines = [str(table.n_vars)]
+    for v, fam in enumerate(table.families):
+        lines.append(f"{label[v]} {len(fam)}")
+        for ps, score in sorted(fam.items(), key=lambda item: -item[1]):
+            lines.append(" ".join([repr(float(score)), str(len(ps)), *(label[p] for p in ps)]))
+    Path(path).write_text("\n".join(lines) + "\n")
+    logger.debug("wrote %d families of %d variables to %s", table.n_candidates, table.n_vars, path)
+
+
+def read_jkl(path: str | Path) -> ScoreTable:
+    """Read a ``.jkl`` file into a :class:`ScoreTable` (names kept when the file uses names)."""
+    lines = [(no, line.split()) for no, line in enumerate(Path(path).read_text().splitlines(), 1)
+             if line.strip() and not line.lstrip().startswith("#")]
+    if not lines:
+        raise JKLError(f"{path}: empty file")
+    no, tokens = lines[0]
+    n_vars = _int(tokens[0], no, "number of variables") if len(tokens) == 1 else _fail(
+        no, f"first line must hold only the number of variables, got {' '.join(tokens)!r}")
+    if n_vars < 1:
+        _fail(no, f"number of variables must be >= 1, got {n_vars}")
+    blocks: list[tuple[int, str, list[tuple[int, float, list[str]]]]] = []
+    at = 1
+    while at < len(lines):
+        no, tokens = lines[at]
+        if len(tokens) != 2:
+            _fail(no, f"expected '<variable> <number of parent sets>', got {' '.join(tokens)!r}")
+        count = _int(tokens[1], no, "number of parent sets")
+        rows = []
+        for row_no, row in lines[at + 1: at + 1 + count]:
+            if len(row) < 2:
+                _fail(row_no, f"expected '<score> <k> <parents...>', got {' '.join(row)!r}")
+            score = _float(row[0], row_no)
+            k = _int(row[1], row_no, "number of parents")
+            if len(row) != 2 + k:
+                _fail(row_no, f"says {k} parents but lists {len(row) - 2}")
+            rows.append((row_no, score, row[2:]))
+        if len(rows) != count:
+            _fail(no, f"variable {tokens[0]!r} announces {count} parent sets but the file ends after {len(rows)}")
+        blocks.append((no, tokens[0], rows))
+        at += 1 + count
+    if len(blocks) != n_vars:
+        _fail(lines[0][0], f"announces {n_vars} variables but has {len(blocks)} blocks")
+    by_index = all(b[1].isdigit() and int(b[1]) < n_vars for b in blocks)
+    index = {str(i): i for i in range(n_vars)} if by_index else {b[1]: i for i, b in enumerate(blocks)}
+    if len({b[1] for b in blocks}) != n_vars:
+        _fail(blocks[0][0], "a variable has more than one block")
+    families: list[dict] = [{} for _ in range(n_vars)]
+    for no, child, rows in blocks:
+        v = index[child]
+        for row_no, score, parents in rows:
+            try:
+                ps = tuple(sorted(index[p] for p in parents))
+            except KeyError as err:
+                _fail(row_no, f"unknown parent {err.args[0]!r}")
+            if v in ps or len(set(ps)) != len(ps):
+                _fail(row_no, f"invalid parent set {parents} for {child!r}")
+            if ps in families[v]:
+                _fail(row_no, f"parent set {parents} of {child!r} listed twice")
+            families[v][ps] = score
+    names = None if by_index else [b[1] for b in blocks]
+    return ScoreTable(n_vars=n_vars, families=families, names=names, meta={"source": str(path)})
+
+
+def _fail(no: int, message: str):
+    raise JKLError(f"line {no}: {message}")
+
+
+def _int(token: str, no: int, what: str) -> int:
+    try:
+        return int(token)
+    except ValueError:
+        _fail(no, f"{what} must be an integer, got {token!r}")
+
+
+def _float(token: str, no: int) -> float:
+    try:
+        return float(token)
+    except ValueError:
+        _fail(no, f"score must be a number, got {token!r}")

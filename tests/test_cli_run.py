@@ -1,0 +1,173 @@
+"""The single-run CLI (``run.py [options]``): reports, outputs, cache re-use and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipeline.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    return ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out")]
+
+
+def _stage_lines(out: str) -> dict[str, str]:
+    return {line.split()[0]: line for line in out.splitlines() if line.split()[:1] and
+            line.split()[0] in ("data", "restrict", "scores", "solve", "evaluate")}
+
+
+def test_list_networks(capsys):
+    status, out, _ = run(capsys, "--list-networks")
+    assert status == 0
+    rows = {line.split()[0]: line.split()[1:3] for line in out.splitlines()[2:]}
+    assert rows["asia"] == ["8", "8"] and rows["alarm"] == ["37", "46"]
+
+
+def test_full_run_writes_outputs_and_second_run_hits_cache(capsys, dirs, tmp_path):
+    argv = ["--network", "asia", "--rows", "500", "--seed", "1", *dirs]
+    status, out, err = run(capsys, *argv)
+    assert status == 0, err
+    lines = _stage_lines(out)
+    assert set(lines) == {"data", "restrict", "scores", "solve", "evaluate"}
+    assert not any("cached" in line for line in lines.values())
+    assert "SHD" in lines["evaluate"] and "F1" in lines["evaluate"] and "reversed" in lines["evaluate"]
+    assert "tests" in lines["restrict"] and "candidate parent sets" in lines["scores"]
+    assert "status optimal" in lines["solve"]
+    folders = list((tmp_path / "out").iterdir())
+    assert len(folders) == 1 and folders[0].name.startswith("asia-")
+    files = {p.name for p in folders[0].iterdir()}
+    assert files == {"edges.csv", "network.dot", "network.bif", "model.txt", "result.json"}
+    record = json.loads((folders[0] / "result.json").read_text())
+    assert record["config"]["rows"] == 500 and record["stages"]["solve"]["meta"]["result"]["gap"] == 0
+    edges = pd.read_csv(folders[0] / "edges.csv")
+    assert len(edges) == record["stages"]["solve"]["meta"]["result"]["n_edges"]
+    from pipeline.bif import read_bif
+
+    fitted = read_bif(folders[0] / "network.bif")
+    assert fitted.n_edges == len(edges) and fitted.n_vars == 8
+
+    status, out2, _ = run(capsys, *argv)  # every stage now comes from the cache
+    lines2 = _stage_lines(out2)
+    assert status == 0 and all("cached" in line for line in lines2.values())
+    for stage in lines:  # same figures, same times (recorded when first computed)
+        assert lines2[stage][29:] == lines[stage][29:]
+        assert lines2[stage][:19] == lines[stage][:19]
+
+
+def test_stage_restrict_and_scores_print_counts(capsys, dirs):
+    base = ["--network", "cancer", "--rows", "300", *dirs]
+    status, out, _ = run(capsys, *base, "--stage", "restrict", "--method", "pc", "--alpha", "0.05",
+                         "--max-order", "1")
+    assert status == 0
+    assert set(_stage_lines(out)) == {"data", "restrict"}
+    assert "tests (by order 0:" in out and "edges removed by order" in out
+    status, out, _ = run(capsys, *base, "--stage", "scores", "--score", "bic", "--palim", "2")
+    assert status == 0 and set(_stage_lines(out)) == {"data", "restrict", "scores"}
+    assert "candidate parent sets kept" in out
+
+
+def test_user_data_file_has_no_truth(capsys, dirs, tmp_path):
+    frame = pd.DataFrame({"a": ["x", "y"] * 50, "b": ["u", "u", "v", "v"] * 25, "c": ["p"] * 60 + ["q"] * 40})
+    path = tmp_path / "my data.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(capsys, "--data", str(path), "--method", "none", *dirs)
+    assert status == 0, err
+    assert "no true network" in out and "SHD" not in out
+
+
+def test_no_cache_recomputes_and_writes_nothing(capsys, tmp_path):
+    argv = ["--network", "cancer", "--rows", "200", "--stage", "data", "--no-cache",
+            "--cache-dir", str(tmp_path / "c")]
+    for _ in range(2):
+        status, out, _ = run(capsys, *argv)
+        assert status == 0 and "cached" not in out
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--network", "nosuchnet"], "known networks: alarm"),
+        (["--data", "/nonexistent/file.csv"], "not found"),
+        (["--network", "asia", "--alpha", "1.5"], "--alpha must lie strictly between 0 and 1"),
+        (["--network", "asia", "--alpha", "0"], "--alpha"),
+        (["--network", "asia", "--palim", "-1"], "--palim"),
+        (["--network", "asia", "--rows", "0"], "--rows"),
+        (["--network", "asia", "--ess", "0"], "--ess"),
+        (["--network", "asia", "--max-order", "-2"], "--max-order"),
+        (["--network", "asia", "--time-limit", "-5"], "--time-limit"),
+        (["--network", "asia", "--method", "magic"], "invalid choice"),
+        (["--network", "asia", "--rows", "many"], "invalid int value"),
+        ([], "exactly one of --network"),
+        (["--network", "asia", "--data", "x.csv"], "exactly one of --network"),
+    ],
+)
+def test_bad_input_is_one_line_error(capsys, tmp_path, argv, message):
+    try:
+        status = main([*argv, "--cache-dir", str(tmp_path)])
+    except SystemExit as exc:  # argparse rejects the value itself
+        status = exc.code
+    err = capsys.readouterr().err
+    assert status == 2
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_data_error_is_one_line(capsys, dirs, tmp_path):
+    path = tmp_path / "bad.csv"
+    pd.DataFrame({"a": ["x", None, "y"], "b": ["u", "v", "u"]}).to_csv(path, index=False)
+    status, _, err = run(capsys, "--data", str(path), *dirs)
+    assert status == 2 and "'a'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_unwritable_cache_dir(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    status, _, err = run(capsys, "--network", "asia", "--cache-dir", str(blocker / "cache"))
+    assert status == 1 and err.startswith("error: cannot write to cache directory")
+
+
+def test_subprocess_help_and_debug_traceback(tmp_path):
+    help_out = subprocess.run([sys.executable, "run.py", "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert help_out.returncode == 0 and "examples:" in help_out.stdout and "--max-order" in help_out.stdout
+    bad = subprocess.run([sys.executable, "run.py", "--network", "nope", "--debug", "--cache-dir", str(tmp_path)],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode != 0 and "Traceback" in bad.stderr
+
+
+@pytest.mark.parametrize("method", ["pmms", "mmpc", "none"])
+def test_other_restriction_methods(capsys, dirs, method):
+    status, out, err = run(capsys, "--network", "cancer", "--rows", "300", "--method", method,
+                           "--stage", "solve", "--time-limit", "30", *dirs)
+    assert status == 0, err
+    lines = _stage_lines(out)
+    assert set(lines) == {"data", "restrict", "scores", "solve"} and "status optimal" in lines["solve"]
+    assert ("no restriction" in lines["restrict"]) == (method == "none")
+
+
+def test_corrupted_stage_is_recomputed_with_warning(capsys, dirs, tmp_path):
+    argv = ["--network", "cancer", "--rows", "300", "--stage", "scores", *dirs]
+    assert run(capsys, *argv)[0] == 0
+    table = next((tmp_path / "cache" / "scores").glob("*/table.*.parquet"))
+    table.write_bytes(table.read_bytes()[:-40])  # truncated
+    status, out, err = run(capsys, *argv)
+    assert status == 0 and "corrupt" in err and err.startswith("WARNING")
+    lines = _stage_lines(out)
+    assert "cached" in lines["data"] and "cached" in lines["restrict"] and "cached" not in lines["scores"]
+    status, out, err = run(capsys, *argv)
+    assert "cached" in _stage_lines(out)["scores"] and err == ""

@@ -1,0 +1,199 @@
+"""CI tests: G2 / X2 against scipy and hand-computed stratified values; conventions; oracle."""
+
+import math
+from itertools import product
+
+import numpy as np
+import pytest
+from scipy.stats import chi2, chi2_contingency
+
+from constraints.citests import CIResult, CITest, CITestError, DSeparationOracle
+
+
+def _random_data(rng, n, arities, dep=True):
+    data = np.column_stack([rng.integers(0, r, size=n) for r in arities]).astype(np.uint8)
+    if dep:  # make column 1 depend on columns 0 and 2
+        data[:, 1] = np.where(rng.random(n) < 0.4, (data[:, 0] + data[:, 2]) % arities[1], data[:, 1])
+    return data
+
+
+def _table(data, x, y, rx, ry, rows=None):
+    t = np.zeros((rx, ry))
+    sel = slice(None) if rows is None else rows
+    np.add.at(t, (data[sel, x], data[sel, y]), 1)
+    return t
+
+
+@pytest.mark.parametrize("statistic,lambda_", [("g2", "log-likelihood"), ("x2", None)])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_single_stratum_matches_scipy(statistic, lambda_, seed):
+    rng = np.random.default_rng(seed)
+    arities = [3, 4, 2]
+    data = _random_data(rng, 400, arities)
+    test = CITest(data, arities, statistic=statistic, df_adjust="none")
+    stat, p, dof, _ = chi2_contingency(_table(data, 0, 1, 3, 4), correction=False, lambda_=lambda_)
+    res = test(0, 1)
+    assert res.statistic == pytest.approx(stat, rel=1e-10)
+    assert res.dof == dof
+    assert res.p_value == pytest.approx(p, rel=1e-8, abs=1e-300)
+
+
+def test_single_stratum_zero_margins_adf_vs_none():
+    # column 1 never takes state 3 and column 0 never state 2: adf strikes them, none keeps them
+    rng = np.random.default_rng(5)
+    data = np.column_stack([rng.integers(0, 2, 300), rng.integers(0, 3, 300)]).astype(np.uint8)
+    adf = CITest(data, [3, 4], statistic="x2")(0, 1)
+    none = CITest(data, [3, 4], statistic="x2", df_adjust="none")(0, 1)
+    stat, p, dof, _ = chi2_contingency(_table(data, 0, 1, 2, 3), correction=False)
+    assert adf.dof == dof == 2 and none.dof == 6
+    assert adf.statistic == pytest.approx(stat) and none.statistic == pytest.approx(stat)
+    assert adf.p_value == pytest.approx(p)
+    assert none.p_value == pytest.approx(chi2.sf(stat, 6))
+
+
+def _hand_stratified(data, x, y, S, arities, statistic, all_strata=False):
+    """Explicit loops over strata and cells (no vectorisation), adf dof.
+
+    Only observed strata are visited (empty strata contribute nothing); ``all_strata`` also walks
+    every configuration to check that claim on small cases.
+    """
+    stat, dof = 0.0, 0
+    configs = product(*[range(arities[s]) for s in S]) if all_strata else {tuple(r) for r in data[:, S]}
+    for z in configs:
+        rows = np.all(data[:, S] == np.array(z, dtype=data.dtype), axis=1) if S else np.ones(len(data), bool)
+        n_z = int(rows.sum())
+        if n_z == 0:
+            continue
+        counts = [[0] * arities[y] for _ in range(arities[x])]
+        for a, b in zip(data[rows, x], data[rows, y]):
+            counts[a][b] += 1
+        nx = [sum(r) for r in counts]
+        ny = [sum(counts[a][b] for a in range(arities[x])) for b in range(arities[y])]
+        dof += (max(sum(v > 0 for v in nx), 1) - 1) * (max(sum(v > 0 for v in ny), 1) - 1)
+        for a in range(arities[x]):
+            for b in range(arities[y]):
+                if nx[a] == 0 or ny[b] == 0:
+                    continue
+                e = nx[a] * ny[b] / n_z
+                if statistic == "x2":
+                    stat += (counts[a][b] - e) ** 2 / e
+                elif counts[a][b] > 0:
+                    stat += 2 * counts[a][b] * math.log(counts[a][b] / e)
+    return stat, dof
+
+
+@pytest.mark.parametrize("statistic", ["g2", "x2"])
+@pytest.mark.parametrize("S", [[2], [2, 3], [3, 2, 4]])
+def test_stratified_matches_hand_computation(statistic, S):
+    rng = np.random.default_rng(11)
+    arities = [3, 3, 2, 4, 3]
+    data = _random_data(rng, 150, arities)  # small n: many sparse and empty strata
+    stat, dof = _hand_stratified(data, 0, 1, S, arities, statistic, all_strata=True)
+    res = CITest(data, arities, statistic=statistic, min_rows_per_df=0)(0, 1, S)
+    assert res.statistic == pytest.approx(stat, rel=1e-10)
+    assert res.dof == dof
+    assert res.p_value == pytest.approx(chi2.sf(stat, dof), rel=1e-8)
+    none = CITest(data, arities, statistic=statistic, df_adjust="none", min_rows_per_df=0)(0, 1, S)
+    assert none.dof == 2 * 2 * int(np.prod([arities[s] for s in S]))
+
+
+def test_tiny_stratified_table_by_hand():
+    # strata z=0: x,y perfectly matched (2 rows each of (0,0),(1,1)); z=1: 4 rows all (0,1)
+    rows = [(0, 0, 0)] * 2 + [(1, 1, 0)] * 2 + [(0, 1, 1)] * 4
+    data = np.array(rows, dtype=np.uint8)
+    res = CITest(data, [2, 2, 2], min_rows_per_df=0)(0, 1, [2])
+    # z=0: G2 = 2 * 4 * 2 log 2 / 2 ... each cell n=2, e=1 -> 2 * (2 log 2 + 2 log 2) = 8 log 2
+    assert res.statistic == pytest.approx(8 * math.log(2))
+    assert res.dof == 1  # stratum z=1 has one row and one column level: 0 dof
+    x2 = CITest(data, [2, 2, 2], statistic="x2", min_rows_per_df=0)(0, 1, [2])
+    assert x2.statistic == pytest.approx(4.0)  # four cells (2-1)^2/1
+
+
+def test_order_of_arguments_is_irrelevant_and_memoised():
+    rng = np.random.default_rng(3)
+    data = _random_data(rng, 500, [2, 3, 3, 2])
+    test = CITest(data, [2, 3, 3, 2])
+    a = test(0, 1, [3, 2])
+    b = test(1, 0, (2, 3))
+    assert a == b
+    assert test.calls == 2 and test.tests_by_order == {2: 1} and test.n_tests == 1
+    test(0, 3)
+    assert test.tests_by_order == {2: 1, 0: 1}
+
+
+def test_single_state_variable_is_independent():
+    rng = np.random.default_rng(4)
+    data = _random_data(rng, 200, [2, 3, 1, 2], dep=False)
+    data[:, 2] = 0
+    test = CITest(data, [2, 3, 1, 2])
+    assert test(2, 0) == CIResult(1.0, 0.0, 0)
+    assert test(2, 1, [0, 3]).p_value == 1.0
+    assert test(0, 1, [2]).dof == test(0, 1).dof  # conditioning on a constant changes nothing
+
+
+def test_minimum_sample_rule():
+    rng = np.random.default_rng(6)
+    arities = [4, 4, 4, 4]
+    data = _random_data(rng, 60, arities, dep=False)
+    dep = CITest(data, arities)(0, 1, [2, 3])
+    ind = CITest(data, arities, insufficient="independent")(0, 1, [2, 3])
+    off = CITest(data, arities, min_rows_per_df=0)(0, 1, [2, 3])
+    assert dep.dof > 12  # 60 rows < 5 * dof
+    assert dep.p_value == 0.0 and ind.p_value == 1.0
+    assert 0.0 < off.p_value < 1.0 and off.statistic == dep.statistic
+    assert CITest(data, arities)(0, 1).p_value > 0.0  # 9 dof * 5 = 45 <= 60 rows: trusted
+
+
+def test_large_conditioning_sets_use_observed_strata_only():
+    rng = np.random.default_rng(8)
+    arities = [3] * 30
+    data = _random_data(rng, 300, arities)
+    S = list(range(2, 30))  # 3^28 configurations: codes compressed, never overflow
+    res = CITest(data, arities, min_rows_per_df=0)(0, 1, S)
+    stat, dof = _hand_stratified(data[:, [0, 1, *S]], 0, 1, list(range(2, 30)), arities, "g2")
+    assert res.statistic == pytest.approx(stat) and res.dof == dof
+
+
+def test_independent_and_dependent_data():
+    rng = np.random.default_rng(9)
+    n = 3000
+    x = rng.integers(0, 3, n)
+    z = (x + (rng.random(n) < 0.2)) % 3
+    y = (z + (rng.random(n) < 0.2)) % 3
+    data = np.column_stack([x, y, z]).astype(np.uint8)
+    test = CITest(data, [3, 3, 3])
+    assert test(0, 1).p_value < 1e-10
+    assert test(0, 1, [2]).p_value > 0.01
+
+
+@pytest.mark.parametrize("kwargs", [{"statistic": "mi"}, {"df_adjust": "bnlearn"},
+                                    {"insufficient": "skip"}, {"min_rows_per_df": -1}])
+def test_bad_options(kwargs):
+    with pytest.raises(CITestError, match="unknown|must be"):
+        CITest(np.zeros((5, 2), np.uint8), [2, 2], **kwargs)
+
+
+def test_bad_data_and_calls():
+    with pytest.raises(ValueError, match="arities"):
+        CITest(np.zeros((5, 2), np.uint8), [2])
+    with pytest.raises(ValueError, match="out of range"):
+        CITest(np.full((5, 2), 3, np.uint8), [2, 2])
+    test = CITest(np.zeros((5, 3), np.uint8), [2, 2, 2])
+    with pytest.raises(ValueError, match="distinct"):
+        test(1, 1)
+    with pytest.raises(ValueError, match="conditioning set"):
+        test(0, 1, [1])
+    with pytest.raises(ValueError, match="conditioning set"):
+        test(0, 1, [7])
+
+
+def test_dseparation_oracle():
+    A = np.zeros((4, 4), bool)
+    A[0, 2] = A[1, 2] = A[2, 3] = True  # 0 -> 2 <- 1, 2 -> 3
+    oracle = DSeparationOracle(A)
+    assert oracle(0, 1).p_value == 1.0
+    assert oracle(0, 1, [2]).p_value == 0.0
+    assert oracle(0, 1, [3]).p_value == 0.0
+    assert oracle(0, 3, [2]).p_value == 1.0
+    assert oracle(3, 0, [2]).p_value == 1.0
+    assert oracle.calls == 5 and oracle.tests_by_order == {0: 1, 1: 3}

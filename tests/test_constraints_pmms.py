@@ -1,0 +1,155 @@
+"""PMMS and MMPC: oracle recovery, the paper's Figure 1 counterexample, options, errors."""
+
+from itertools import product
+
+import numpy as np
+import pytest
+
+from constraints.citests import CITest, DSeparationOracle
+from constraints.pmms import mmpc, pmms
+from graphs.random_graphs import random_dag
+from pipeline.benchmarks import load_network
+
+
+def _truth(name):
+    net = load_network(name)
+    return net, net.adjacency | net.adjacency.T
+
+
+@pytest.mark.parametrize("name", ["asia", "cancer", "earthquake", "survey", "sachs"])
+def test_oracle_mmpc_recovers_skeleton(name):
+    net, truth = _truth(name)
+    r = mmpc(DSeparationOracle(net.adjacency), net.n_vars)
+    assert np.array_equal(r.allowed, truth)
+    removed = r.records[~r.records["allowed"]]
+    assert (removed["p_value"] == 1.0).all()  # every forbidden pair carries a separating set
+
+
+@pytest.mark.slow
+# child ~20 s, insurance ~3 min; alarm did not finish in 10 min (exponential MINASSOC over
+# large oracle CPCs, ~0.5 ms per d-separation query)
+@pytest.mark.parametrize("name", ["child", "insurance"])
+def test_oracle_mmpc_recovers_skeleton_slow(name):
+    net, truth = _truth(name)
+    assert np.array_equal(mmpc(DSeparationOracle(net.adjacency), net.n_vars).allowed, truth)
+
+
+def _check_oracle_pmms(name):
+    """With a 0/1 oracle Assoc only drops to 0, so the greedy search gets past its first step
+    only when one variable separates: PMMS then keeps every true edge (no omission, as the paper
+    proves), removes every non-adjacent pair separated by {} or one true neighbour, and keeps a
+    false edge only where no single true neighbour of either end separates the pair."""
+    net, truth = _truth(name)
+    oracle = DSeparationOracle(net.adjacency)
+    S = pmms(oracle, net.n_vars).allowed
+    assert not (truth & ~S).any()
+    for u, v in zip(*np.nonzero(np.triu(~truth, 1))):
+        nbrs = set(np.flatnonzero(truth[u])) | set(np.flatnonzero(truth[v]))
+        single = oracle(u, v).p_value == 1.0 or any(oracle(u, v, [z]).p_value == 1.0 for z in nbrs)
+        if single:
+            assert not S[u, v], (name, u, v)
+    return S, truth
+
+
+@pytest.mark.parametrize("name", ["asia", "cancer", "earthquake", "survey", "sachs", "child"])
+def test_oracle_pmms_no_omissions_and_single_separators(name):
+    _check_oracle_pmms(name)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_oracle_pmms_exact_on_polytrees(seed):
+    # in a polytree every non-adjacent pair is separated by {} or by one neighbour on its path
+    rng = np.random.default_rng(seed)
+    n = 12
+    A = np.zeros((n, n), bool)
+    for v in range(1, n):
+        u = int(rng.integers(0, v))
+        A[u, v] = True
+    perm = rng.permutation(n)
+    A = A[np.ix_(perm, perm)]
+    assert np.array_equal(pmms(DSeparationOracle(A), n).allowed, A | A.T)
+    assert np.array_equal(mmpc(DSeparationOracle(A), n).allowed, A | A.T)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_oracle_mmpc_random_dags(seed):
+    A = random_dag(10, edge_prob=0.3, seed=seed)
+    assert np.array_equal(mmpc(DSeparationOracle(A), 10).allowed, A | A.T)
+
+
+def _figure1_data(n=10000):
+    """Figure 1 of the paper: X -> A -> Y and X -> B -> Y, A positively associated with X, Y
+    negatively with B, so the two paths' associations cancel.  Our CPTs: P(X=1) = 0.5,
+    P(A=X) = 0.7, P(B=X) = 0.8, P(Y=1 | A, B) = [[0.4, 0.1], [0.9, 0.6]].  The data set holds
+    exactly round(n P(x, a, b, y)) copies of each configuration (no sampling noise)."""
+    py = np.array([[0.4, 0.1], [0.9, 0.6]])
+    rows = []
+    for x, a, b, y in product(range(2), repeat=4):
+        p = 0.5 * (0.7 if a == x else 0.3) * (0.8 if b == x else 0.2) * (py[a, b] if y else 1 - py[a, b])
+        rows += [(x, a, b, y)] * round(p * n)
+    return np.array(rows, dtype=np.uint8)  # columns X, A, B, Y
+
+
+def test_figure1_counterexample_pmms_keeps_false_edge_mmpc_removes_it():
+    data = _figure1_data()
+    X, A, B, Y = range(4)
+    test = CITest(data, [2, 2, 2, 2])
+    p0 = test(X, Y).p_value
+    # the premise of the paper's example: conditioning on A or on B alone raises the association
+    assert p0 < 0.05 and test(X, Y, [A]).p_value < p0 and test(X, Y, [B]).p_value < p0
+    assert test(X, Y, [A, B]).p_value > 0.99
+    truth = np.zeros((4, 4), bool)
+    for u, v in ((X, A), (X, B), (A, Y), (B, Y)):
+        truth[u, v] = truth[v, u] = True
+    S_pmms = pmms(CITest(data, [2] * 4), 4).allowed
+    S_mmpc = mmpc(CITest(data, [2] * 4), 4)
+    expected = truth.copy()
+    expected[X, Y] = expected[Y, X] = True  # the false positive X - Y, and nothing else
+    assert np.array_equal(S_pmms, expected)
+    assert np.array_equal(S_mmpc.allowed, truth)
+    rec = S_mmpc.records.set_index(["u", "v"])
+    assert rec.loc[(X, Y), "sepset"] == [A, B] and rec.loc[(X, Y), "order"] == 2
+
+
+def test_symmetry_correction():
+    # with the AND rule an edge needs both memberships; with OR either suffices
+    net, truth = _truth("asia")
+    oracle = DSeparationOracle(net.adjacency)
+    both = pmms(oracle, net.n_vars).allowed
+    either = pmms(oracle, net.n_vars, symmetric=False).allowed
+    assert not (both & ~either).any() and not (truth & ~both).any()
+
+
+def test_prune_and_max_order_options():
+    net, truth = _truth("sachs")
+    oracle = DSeparationOracle(net.adjacency)
+    assert np.array_equal(mmpc(oracle, net.n_vars, prune=False).allowed, truth)
+    capped = mmpc(oracle, net.n_vars, max_order=1)
+    assert max(capped.tests_by_order) <= 1 and not (truth & ~capped.allowed).any()
+
+
+@pytest.mark.parametrize("kwargs", [{"alpha": 0}, {"alpha": 1.5}, {"max_order": -2}])
+def test_bad_arguments(kwargs):
+    oracle = DSeparationOracle(np.zeros((3, 3), bool))
+    for f in (pmms, mmpc):
+        with pytest.raises(ValueError):
+            f(oracle, 3, **kwargs)
+
+
+def test_assoc_scale_underflow_and_untrusted_tests():
+    from constraints.pmms import _Assoc
+    from constraints.restriction import PairLog
+
+    rng = np.random.default_rng(2)
+    n = 5000
+    x = rng.integers(0, 2, n)
+    y = np.where(rng.random(n) < 0.98, x, 1 - x)  # p-value underflows to 0.0
+    w = rng.integers(0, 2, n)  # independent of everything
+    z = rng.integers(0, 1000, n)  # conditioning on z: ~760 adjusted dof > 5000 / 20 -> untrusted
+    data = np.column_stack([x, y, w, z]).astype(np.uint16)
+    test = CITest(data, [2, 2, 2, 1000], min_rows_per_df=20)
+    assoc = _Assoc(PairLog(test, 4), alpha=0.05)
+    assert test(0, 1).p_value == 0.0 and 700 < assoc(0, 1, ()) < np.inf  # -log p from the tail
+    assert assoc(0, 1, ()) > assoc(0, 1, [2]) > 700  # still ordered beyond underflow
+    assert assoc(0, 2, ()) == 0.0  # independent: p > alpha
+    assert test(0, 2, [3]).p_value == 0.0 and assoc(0, 2, [3]) == np.inf  # rule-imposed dependence

@@ -1,0 +1,151 @@
+"""Cops-and-robbers learner: bad input, limits, erroneous oracles and statistical tests."""
+
+import hashlib
+import time
+
+import numpy as np
+import pytest
+
+from constraints.citests import CITest
+from constraints.cops import (
+    MAX_VARS,
+    CopsInputError,
+    contract_decomposition,
+    cops_and_robbers,
+    independence_oracle,
+    learn_cops,
+)
+from constraints.cops_oracle import CountingOracle, OracleTimeout
+from constraints.cops_solver import ComponentSearch, find_components, learn_decomposition
+from graphs.dsep import DSeparation
+from graphs.metrics import shd
+from graphs.pdag import dag_to_cpdag
+from graphs.treedec import TreeDecomposition, validate_tree_decomposition
+from pipeline.benchmarks import load_network
+from pipeline.sampling import forward_sample
+
+
+def complete_dag(n):
+    return np.triu(np.ones((n, n), dtype=bool), 1)
+
+
+def dsep(A):
+    ds = DSeparation(A)
+    return lambda x, y, S: ds.separated(x, y, S)
+
+
+@pytest.mark.parametrize("kwargs", [dict(max_k=0), dict(max_k=-2), dict(time_limit=0)])
+def test_bad_limits(kwargs):
+    with pytest.raises(CopsInputError):
+        cops_and_robbers(dsep(complete_dag(3)), 3, **kwargs)
+
+
+@pytest.mark.parametrize("n", [0, -1, MAX_VARS + 1, 2.5, True])
+def test_bad_sizes(n):
+    with pytest.raises(ValueError, match="n_vars|bit-set"):
+        cops_and_robbers(lambda x, y, S: True, n)
+
+
+def test_bad_alpha():
+    with pytest.raises(CopsInputError):
+        independence_oracle(lambda x, y, S: None, alpha=1.5)
+
+
+def test_width_limit_reports_progress():
+    res = cops_and_robbers(dsep(complete_dag(5)), 5, max_k=2)
+    assert res.status == "width_limit" and res.cpdag is None and res.k is None
+    assert res.k_lower_bound == 2 and res.n_distinct_tests > 0
+    assert cops_and_robbers(dsep(complete_dag(5)), 5, max_k=4).k == 4
+
+
+def test_timeout_reports_what_it_had():
+    A = complete_dag(7)
+    res = cops_and_robbers(dsep(A), 7, time_limit=1e-9, check_every=50)
+    assert res.status == "timeout" and res.phase == "decomposition" and res.cpdag is None
+    assert res.n_distinct_tests == sum(res.tests_by_order) > 0
+
+
+def test_counting_oracle_memo_and_keys():
+    calls = []
+    oracle = CountingOracle(lambda x, y, S: calls.append((x, y, S)) or len(S) > 0)
+    assert oracle(3, 1, 0b101) and oracle(1, 3, 0b101)  # symmetric key, one underlying call
+    assert not oracle(0, 2, 0)
+    assert calls == [(1, 3, (0, 2)), (0, 2, ())]
+    assert oracle.tests_by_order == [1, 0, 1] and oracle.n_distinct == 2 and oracle.n_calls == 3
+    timed = CountingOracle(lambda x, y, S: True, time_limit=1e-9, check_every=2)
+    timed(0, 1, 0)
+    with pytest.raises(OracleTimeout):
+        timed(0, 1, 0)  # the clock is checked on cached calls too
+
+
+def test_component_order_follows_reference_merging():
+    # dependencies: 0-2, 1-3, 2-4 (disconnected first), then 4-3 merges {1,3} into {0,2,4}
+    edges = {(0, 2), (1, 3), (2, 4), (3, 4)}
+    oracle = CountingOracle(lambda x, y, S: (x, y) not in edges)
+    comps = find_components(oracle, 6)
+    assert comps == [0b11111, 1 << 5]
+
+
+def hashed_oracle(seed, p_indep=0.6):
+    """Deterministic 'erroneous' oracle: independence decided by a hash of the query."""
+    def indep(x, y, S):
+        digest = hashlib.sha256(repr((seed, min(x, y), max(x, y), S)).encode()).digest()
+        return digest[0] < 256 * p_indep
+    return indep
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_erroneous_oracle_terminates_with_a_valid_decomposition(seed):
+    n = 9
+    res = cops_and_robbers(hashed_oracle(seed), n)
+    assert res.status == "ok"
+    skel = res.skeleton
+    assert np.array_equal(skel, skel.T) and not skel.diagonal().any()
+    # the recursion tree is a tree decomposition of the learned skeleton (R' <- R' & R keeps it so)
+    for td in (res.raw_decomposition, res.tree_decomposition):
+        assert validate_tree_decomposition(skel, td.bags, td.edges) <= res.k
+    # orientation never adds adjacencies
+    assert not ((res.cpdag | res.cpdag.T) & ~skel).any()
+
+
+def test_contract_decomposition_merges_nested_neighbours():
+    bags = tuple(map(frozenset, [{0}, {0, 1}, {0, 1}, {1, 2}, {0, 3}]))
+    td = TreeDecomposition(bags, ((0, 1), (1, 2), (2, 3), (1, 4)))
+    out = contract_decomposition(td)
+    assert sorted(map(sorted, out.bags)) == [[0, 1], [0, 3], [1, 2]]
+    G = np.zeros((4, 4), dtype=bool)
+    for a, b in [(0, 1), (1, 2), (0, 3)]:
+        G[a, b] = G[b, a] = True
+    assert validate_tree_decomposition(G, out.bags, out.edges) == 1
+    with pytest.raises(CopsInputError):
+        contract_decomposition(TreeDecomposition(bags[:2], ((1, 0),)))
+
+
+def test_statistical_learner_recovers_sachs_with_enough_data():
+    net = load_network("sachs")
+    data = forward_sample(net, 20000, seed=3).data
+    res = learn_cops(data, net.arities, alpha=0.05)
+    assert res.status == "ok" and res.k == 3
+    assert shd(res.cpdag, dag_to_cpdag(net.adjacency)) <= 2
+    # same as wiring the reference test by hand
+    test = CITest(data, net.arities, statistic="x2", df_adjust="none", min_rows_per_df=0)
+    again = cops_and_robbers(independence_oracle(test, 0.05), net.n_vars)
+    assert np.array_equal(again.cpdag, res.cpdag) and again.tests_by_order == res.tests_by_order
+
+
+def test_timeout_in_skeleton_phase_keeps_the_decomposition():
+    A = load_network("asia").adjacency
+    ds = DSeparation(A)
+    phase1 = CountingOracle(lambda x, y, S: ds.separated(x, y, S))
+    learn_decomposition(phase1, 8, None, ComponentSearch())
+    calls = []
+
+    def slow_after_phase1(x, y, S):
+        calls.append(1)
+        if len(calls) > phase1.n_distinct:
+            time.sleep(0.2)
+        return ds.separated(x, y, S)
+
+    res = cops_and_robbers(slow_after_phase1, 8, time_limit=2.0, check_every=1)
+    assert res.status == "timeout" and res.phase == "skeleton" and res.cpdag is None
+    assert res.k == 2 and res.tree_decomposition.width == 2

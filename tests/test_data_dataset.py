@@ -1,0 +1,155 @@
+"""Datasets from frames and files: categorical encoding, state order, errors and warnings."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.benchmarks import load_network
+from pipeline.dataset import (
+    MAX_FRACTIONAL_STATES,
+    DataError,
+    Dataset,
+    DataWarning,
+    read_dataset,
+    write_dataset,
+)
+from pipeline.sampling import forward_sample
+
+
+def test_state_order_rules():
+    frame = pd.DataFrame(
+        {
+            "ints": [1, 10, 2, 2],
+            "numeric_text": ["1", "10", "2", "1"],
+            "natural": ["x10", "x2", "x1", "x1"],
+            "floats": [0.5, 1.5, 0.5, 0.5],
+            "integral_floats": [3.0, 1.0, 1.0, 3.0],
+            "bools": [True, False, True, True],
+            "cat": pd.Categorical(["lo", "hi", "lo", "lo"], categories=["lo", "mid", "hi"]),
+        }
+    )
+    ds = Dataset.from_frame(frame)
+    assert ds.states == [
+        ["1", "2", "10"],
+        ["1", "2", "10"],
+        ["x1", "x2", "x10"],
+        ["0.5", "1.5"],
+        ["1", "3"],
+        ["False", "True"],
+        ["lo", "mid", "hi"],  # categorical order kept, unused category kept
+    ]
+    np.testing.assert_array_equal(ds.data[:, 0], [0, 2, 1, 1])
+    np.testing.assert_array_equal(ds.data[:, 6], [0, 2, 0, 0])
+    assert ds.data.dtype == np.uint8 and (ds.n_rows, ds.n_vars) == (4, 7)
+    np.testing.assert_array_equal(ds.arities, [3, 3, 3, 2, 2, 2, 3])
+    out = ds.to_frame()
+    assert all(isinstance(out[c].dtype, pd.CategoricalDtype) and out[c].cat.ordered for c in out)
+    assert list(out["cat"].cat.categories) == ["lo", "mid", "hi"]
+    assert list(out["ints"].astype(str)) == ["1", "10", "2", "2"]
+
+
+@pytest.mark.parametrize("ext", ["csv", "csv.gz", "parquet", "feather"])
+def test_file_round_trip_preserves_states(tmp_path, ext):
+    # hailfinder has states such as "None" that pandas would read as missing by default
+    ds = forward_sample(load_network("hailfinder"), 3000, seed=4)
+    path = tmp_path / f"data.{ext}"
+    write_dataset(ds, path)
+    back = read_dataset(path)
+    assert back.names == ds.names
+    np.testing.assert_array_equal(back.to_frame().astype(str).to_numpy(), ds.to_frame().astype(str).to_numpy())
+    if ext in ("parquet", "feather"):  # categorical order travels with the file
+        assert back.states == ds.states
+        np.testing.assert_array_equal(back.data, ds.data)
+
+
+def test_csv_to_parquet_to_dataset_is_identical(tmp_path):
+    csv = tmp_path / "in.csv"
+    csv.write_text("a,b,c\nNA,01,x y\nNone,2,\"q,z\"\nNA,10,x y\n")
+    first = read_dataset(csv)
+    assert first.states == [["NA", "None"], ["01", "2", "10"], ["q,z", "x y"]]
+    write_dataset(first, tmp_path / "mid.parquet")
+    second = read_dataset(tmp_path / "mid.parquet")
+    assert second == first
+    assert second != Dataset(first.data[:2], first.names, first.states)
+
+
+def test_missing_values_are_counted(tmp_path):
+    csv = tmp_path / "m.csv"
+    csv.write_text("a,b\n1,x\n2,\n3,\n")
+    with pytest.raises(DataError, match=r"column 'b': 2 of 3 rows are missing"):
+        read_dataset(csv)
+    with pytest.raises(DataError, match="column 'f': 1 of 2 rows"):
+        Dataset.from_frame(pd.DataFrame({"f": [1.0, np.nan]}))
+
+
+def test_continuous_columns_are_rejected():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=100)
+    with pytest.raises(DataError, match="column 'x' looks continuous"):
+        Dataset.from_frame(pd.DataFrame({"x": values}))
+    with pytest.raises(DataError, match="column 't' looks continuous"):
+        Dataset.from_frame(pd.DataFrame({"t": [f"{v:.3f}" for v in values]}))
+    # few fractional values, or many integers, are discrete
+    few = np.round(values[: MAX_FRACTIONAL_STATES], 1) + 0.05
+    assert Dataset.from_frame(pd.DataFrame({"x": few})).arities[0] <= MAX_FRACTIONAL_STATES
+    assert Dataset.from_frame(pd.DataFrame({"i": np.arange(100) * 1.0})).arities[0] == 100
+
+
+def test_many_states_widen_dtype():
+    frame = pd.DataFrame({"big": [f"s{i}" for i in range(300)], "small": ["a", "b"] * 150})
+    ds = Dataset.from_frame(frame)
+    assert ds.data.dtype == np.uint16
+    assert ds.states[0][:3] == ["s0", "s1", "s2"] and ds.states[0][-1] == "s299"
+    assert Dataset.from_frame(frame.iloc[:256]).data.dtype == np.uint8  # codes 0..255
+
+
+def test_single_state_column_warns():
+    with pytest.warns(DataWarning, match="column 'k' has a single state 'only'"):
+        ds = Dataset.from_frame(pd.DataFrame({"k": ["only"] * 3, "v": ["a", "b", "a"]}))
+    assert ds.arities.tolist() == [1, 2]
+
+
+def test_no_warning_for_ordinary_columns():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Dataset.from_frame(pd.DataFrame({"v": ["a", "b"]}))
+
+
+def test_empty_and_duplicate_columns(tmp_path):
+    with pytest.raises(DataError, match="empty data"):
+        Dataset.from_frame(pd.DataFrame({"a": []}))
+    with pytest.raises(DataError, match="empty data"):
+        Dataset.from_frame(pd.DataFrame())
+    csv = tmp_path / "dup.csv"
+    csv.write_text("a,b,a\n1,2,3\n")
+    with pytest.raises(DataError, match="duplicate column names: 'a'"):
+        read_dataset(csv)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(DataError, match="empty.csv"):
+        read_dataset(empty)
+
+
+def test_file_errors(tmp_path):
+    with pytest.raises(DataError, match="unsupported data format '.xlsx'"):
+        read_dataset(tmp_path / "d.xlsx")
+    with pytest.raises(FileNotFoundError, match="data file not found"):
+        read_dataset(tmp_path / "absent.csv")
+    with pytest.raises(DataError, match="not found"):
+        read_dataset(tmp_path / "absent.parquet")
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"not parquet")
+    with pytest.raises(DataError, match="cannot read parquet"):
+        read_dataset(broken)
+
+
+def test_dataset_checks_shapes_and_codes():
+    with pytest.raises(DataError, match="unsigned"):
+        Dataset(np.zeros((2, 1), dtype=np.int64), ["a"], [["x"]])
+    with pytest.raises(DataError, match="1 columns but 2 names"):
+        Dataset(np.zeros((2, 1), dtype=np.uint8), ["a", "b"], [["x"]])
+    ds = Dataset(np.array([[0], [2]], dtype=np.uint8), ["a"], [["x", "y"]])
+    with pytest.raises(DataError, match="column 'a' has a code beyond"):
+        ds.validate()

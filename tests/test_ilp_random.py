@@ -1,0 +1,103 @@
+"""ILP optimum against the exact DP on random score tables; acyclicity and bookkeeping properties."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_exact_dp import random_table
+
+from graphs.dag import is_acyclic, parents_from_adjacency
+from ilp import ILPInfeasibleError, ILPResult, solve_ilp
+from scores.table import ScoreTable
+from search.exact_dp import ExactDPError, exact_optimum
+
+
+def _check_result(table: ScoreTable, res: ILPResult) -> None:
+    assert res.dag.dtype == bool and res.dag.shape == (table.n_vars, table.n_vars)
+    assert is_acyclic(res.dag)
+    assert parents_from_adjacency(res.dag) == [tuple(ps) for ps in res.parent_sets]
+    assert table.score_of(res.parent_sets) == pytest.approx(res.objective, rel=1e-12)
+    assert res.dual_bound >= res.objective - 1e-6 * abs(res.objective)
+    assert res.gap >= 0.0
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7, 8])
+@pytest.mark.parametrize("seed", range(4))
+def test_matches_exact_dp(n, seed):
+    table = random_table(n, 1000 * n + seed, palim=3)
+    res = solve_ilp(table, seed=seed)
+    score, _ = exact_optimum(table)
+    assert res.status == "optimal"
+    assert res.objective == pytest.approx(score, rel=1e-9)
+    _check_result(table, res)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_restricted_tables(seed):
+    table = random_table(7, 50 + seed, palim=2, keep=0.4, empty=seed % 3 != 0)
+    try:
+        score, _ = exact_optimum(table)
+    except ExactDPError:
+        with pytest.raises(ILPInfeasibleError):
+            solve_ilp(table)
+        return
+    res = solve_ilp(table)
+    assert res.objective == pytest.approx(score, rel=1e-9)
+    _check_result(table, res)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_required_forbidden_palim_match_filtered_dp(seed):
+    rng = np.random.default_rng(seed)
+    table = random_table(7, 300 + seed, palim=3)
+    order = rng.permutation(7)
+    required = [(int(order[0]), int(order[3])), (int(order[1]), int(order[4]))]
+    forbidden = [(int(order[5]), int(order[2])), (int(order[2]), int(order[6]))]
+    palim = 2
+    filtered = [
+        {ps: s for ps, s in fam.items()
+         if len(ps) <= palim
+         and all(u in ps for u, c in required if c == v)
+         and not any(u in ps for u, c in forbidden if c == v)}
+        for v, fam in enumerate(table.families)
+    ]
+    score, _ = exact_optimum(ScoreTable(n_vars=7, families=filtered))
+    res = solve_ilp(table, required_arcs=required, forbidden_arcs=forbidden, palim=palim)
+    assert res.objective == pytest.approx(score, rel=1e-9)
+    assert all(res.dag[u, c] for u, c in required)
+    assert not any(res.dag[u, c] for u, c in forbidden)
+    _check_result(table, res)
+
+
+@pytest.mark.parametrize("options", [
+    {"arc_vars": False}, {"cluster_3": True}, {"subip": False}, {"sinks_freq": -1, "warm_start": False},
+    {"prop_freq": -1, "sepa_freq": 1, "subip_maxdepth": 100}, {"sepa_freq": 0, "arc_branch_priority": 0},
+])
+def test_option_variants_stay_exact(options):
+    table = random_table(8, 77, palim=3)
+    score, _ = exact_optimum(table)
+    res = solve_ilp(table, **options)
+    assert res.objective == pytest.approx(score, rel=1e-9)
+    _check_result(table, res)
+
+
+def test_time_limit_returns_best_dag_with_bound():
+    table = random_table(14, 5, palim=3, keep=0.8)
+    res = solve_ilp(table, time_limit=0.2)
+    assert res.status in ("timelimit", "optimal")
+    _check_result(table, res)
+    if res.status == "timelimit":
+        assert res.gap == pytest.approx((res.dual_bound - res.objective) / abs(res.objective))
+
+
+def test_deterministic_for_a_seed_and_serialisable():
+    table = random_table(8, 9, palim=3)
+    a, b = solve_ilp(table, seed=3), solve_ilp(table, seed=3)
+    assert a.parent_sets == b.parent_sets and a.stats["nodes"] == b.stats["nodes"]
+    d = json.loads(json.dumps(a.to_dict()))
+    assert d["status"] == "optimal" and d["parent_sets"] == [list(ps) for ps in a.parent_sets]
+    assert set(d["times"]) == {"build", "solve"}
+    for key in ("nodes", "lp_iterations", "integral_cuts", "greedy_cuts", "subip_cuts"):
+        assert key in d["stats"]

@@ -1,0 +1,92 @@
+"""Cluster-cut separation (greedy and exact) and the sink-finding heuristic on small instances."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from test_exact_dp import random_table
+
+from graphs.dag import is_acyclic
+from ilp.clusters import cluster_excess, cut_row, intersecting_families
+from ilp.greedy_cuts import greedy_clusters
+from ilp.heuristics import sinks_dag
+from ilp.problem import build_problem
+from ilp.subip import subip_clusters
+
+
+def _fractional_point(problem, rng, support: int = 3) -> np.ndarray:
+    """Convex combination of a few families per child (satisfies convexity)."""
+    x = np.zeros(problem.n_families)
+    for fams in problem.by_child:
+        pick = rng.choice(fams, size=min(support, fams.size), replace=False)
+        x[pick] = rng.dirichlet(np.ones(pick.size))
+    return x
+
+
+def _all_excesses(problem, x) -> dict:
+    n = problem.n
+    return {c: cluster_excess(problem, x, c)
+            for k in range(2, n + 1) for c in itertools.combinations(range(n), k)}
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("enumerate_max", [0, 14])
+def test_exact_separation_finds_a_violated_cluster_iff_one_exists(seed, enumerate_max):
+    rng = np.random.default_rng(seed)
+    problem = build_problem(random_table(6, seed, palim=2))
+    x = _fractional_point(problem, rng)
+    best = max(_all_excesses(problem, x).values())
+    clusters, complete = subip_clusters(problem, x, enumerate_max=enumerate_max, min_excess=1e-6)
+    assert complete
+    assert bool(clusters) == (best > 1e-6)
+    for c in clusters:
+        assert cluster_excess(problem, x, c) > 1e-6
+    if enumerate_max and clusters:  # enumeration returns the most violated cluster first
+        assert cluster_excess(problem, x, clusters[0]) == pytest.approx(best)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_greedy_clusters_are_violated(seed):
+    rng = np.random.default_rng(seed)
+    problem = build_problem(random_table(7, seed, palim=2))
+    x = _fractional_point(problem, rng)
+    for c in greedy_clusters(problem, x, min_excess=1e-6):
+        assert len(c) >= 2 and cluster_excess(problem, x, c) > 1e-6
+
+
+def test_integral_cycle_is_a_violated_cluster():
+    problem = build_problem(random_table(5, 1, palim=2))
+    # Families 0 <- 1, 1 <- 2, 2 <- 0 form a 3-cycle; others take the empty set.
+    x = np.zeros(problem.n_families)
+    want = {0: (1,), 1: (2,), 2: (0,), 3: (), 4: ()}
+    for f, (v, ps) in enumerate(zip(problem.child.tolist(), problem.parents)):
+        if want[v] == ps:
+            x[f] = 1.0
+    assert cluster_excess(problem, x, (0, 1, 2)) == pytest.approx(1.0)
+    found = greedy_clusters(problem, x)
+    assert (0, 1, 2) in found
+
+
+@pytest.mark.parametrize("cluster", [(0, 1), (0, 2, 3), (1, 2, 3, 4)])
+def test_cut_row_forms_agree(cluster):
+    problem = build_problem(random_table(5, 2, palim=2))
+    fams, lhs, rhs = cut_row(problem, cluster)
+    members = np.isin(problem.child, cluster)
+    inside = intersecting_families(problem, cluster)
+    if rhs is not None:
+        assert np.array_equal(fams, inside) and rhs == len(cluster) - 1 and lhs is None
+    else:
+        outside = set(np.flatnonzero(members).tolist()) - set(inside.tolist())
+        assert lhs == 1.0 and set(fams.tolist()) == outside
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sinks_heuristic_builds_a_dag(seed):
+    rng = np.random.default_rng(seed)
+    problem = build_problem(random_table(9, seed, palim=3))
+    for weights in (None, _fractional_point(problem, rng)):
+        chosen = sinks_dag(problem, weights)
+        assert [problem.child[f] for f in chosen] == list(range(problem.n))
+        assert is_acyclic(problem.dag_of(chosen))

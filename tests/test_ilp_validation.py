@@ -1,0 +1,99 @@
+"""ILP input validation: clear ILPInputError (a ValueError) before the solver starts."""
+
+from __future__ import annotations
+
+import pytest
+
+from ilp import ILPInfeasibleError, ILPInputError, solve_ilp
+from scores.table import ScoreTable
+
+
+def _table() -> ScoreTable:
+    fams = [
+        {(): -10.0, (1,): -8.0, (2,): -9.0},
+        {(): -10.0, (0,): -7.0, (0, 2): -6.0},
+        {(): -10.0, (1,): -9.5},
+    ]
+    return ScoreTable(n_vars=3, families=fams, names=["a", "b", "c"])
+
+
+def test_error_is_value_error():
+    assert issubclass(ILPInputError, ValueError)
+    assert issubclass(ILPInfeasibleError, ILPInputError)
+
+
+@pytest.mark.parametrize(
+    "table, match",
+    [
+        (ScoreTable(n_vars=0, families=[]), "children"),
+        (ScoreTable(n_vars=2, families=[{(): 0.0}]), "children"),
+        (ScoreTable(n_vars=2, families=[{(): 0.0}, {}]), "no candidate"),
+        (ScoreTable(n_vars=2, families=[{(): 0.0}, {(1,): 0.0}]), "invalid parent set"),
+        (ScoreTable(n_vars=2, families=[{(): 0.0}, {(): float("nan")}]), "non-finite"),
+    ],
+)
+def test_malformed_tables(table, match):
+    with pytest.raises(ILPInputError, match=match):
+        solve_ilp(table)
+
+
+def test_not_a_table():
+    with pytest.raises(ILPInputError, match="ScoreTable"):
+        solve_ilp({"families": []})
+
+
+def test_contradictory_arcs():
+    with pytest.raises(ILPInputError, match="both required and forbidden"):
+        solve_ilp(_table(), required_arcs=[("a", "b")], forbidden_arcs=[(0, 1)])
+
+
+def test_required_cycle():
+    with pytest.raises(ILPInputError, match="cycle"):
+        solve_ilp(_table(), required_arcs=[(0, 1), (1, 2), (2, 0)])
+    with pytest.raises(ILPInputError, match="cycle"):
+        solve_ilp(_table(), required_arcs=[(0, 1), (1, 0)])
+
+
+def test_child_left_without_candidates():
+    with pytest.raises(ILPInputError, match="'c' has no candidate parent set left"):
+        solve_ilp(_table(), required_arcs=[("a", "c")])
+    with pytest.raises(ILPInputError, match="'b' has no candidate parent set left.*palim=1"):
+        solve_ilp(_table(), required_arcs=[("c", "b")], palim=1)
+    table = ScoreTable(n_vars=2, families=[{(): 0.0}, {(0,): -1.0}])
+    with pytest.raises(ILPInputError, match="'1' has no candidate"):
+        solve_ilp(table, forbidden_arcs=[(0, 1)])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"required_arcs": [(0, 0)]}, "self-loop"),
+        ({"required_arcs": [(0, 5)]}, "not in 0..2"),
+        ({"forbidden_arcs": [("a", "zz")]}, "unknown variable"),
+        ({"forbidden_arcs": [(0,)]}, "pair"),
+        ({"palim": -1}, "palim"),
+        ({"time_limit": 0}, "time_limit"),
+        ({"threads": 0}, "threads"),
+        ({"seed": -1}, "seed"),
+    ],
+)
+def test_bad_options(kwargs, match):
+    with pytest.raises(ILPInputError, match=match):
+        solve_ilp(_table(), **kwargs)
+
+
+def test_infeasible_restricted_table():
+    # Each child's only candidate has the other as parent: every choice is a 2-cycle.
+    table = ScoreTable(n_vars=2, families=[{(1,): -1.0}, {(0,): -1.0}])
+    with pytest.raises(ILPInfeasibleError, match="acyclic"):
+        solve_ilp(table)
+
+
+def test_options_are_honoured():
+    table = _table()
+    free = solve_ilp(table)
+    assert free.parent_sets == [(2,), (0, 2), ()]  # -9 - 6 - 10 beats every other DAG
+    res = solve_ilp(table, required_arcs=[("a", "b")], forbidden_arcs=[("c", "b")])
+    assert res.parent_sets == [(2,), (0,), ()]
+    assert res.objective == pytest.approx(-26.0)
+    assert solve_ilp(table, palim=0).parent_sets == [(), (), ()]

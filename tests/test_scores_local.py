@@ -1,0 +1,157 @@
+"""Counting kernel and local scores against explicit loops, score equivalence and pgmpy."""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from scores.counts import CountsError, contingency, parent_configs
+from scores.local import ScoreError, local_score, score_from_counts
+
+SCORES = ("ll", "bic", "aic", "bdeu", "k2")
+
+
+def _random_data(seed, n_rows=150, arities=(2, 3, 4, 2, 3)):
+    rng = np.random.default_rng(seed)
+    arities = np.asarray(arities, dtype=np.int64)
+    data = np.stack([rng.integers(0, a, n_rows) for a in arities], axis=1).astype(np.uint8)
+    data[:, 1] = (data[:, 0] + (rng.random(n_rows) < 0.3)) % arities[1]  # some dependence
+    return data, arities
+
+
+def _explicit_score(data, arities, child, parents, score, ess=1.0):
+    """Straightforward re-implementation: dictionaries of counts and per-cell loops."""
+    n_rows = data.shape[0]
+    r = int(arities[child])
+    q = 1
+    for p in parents:
+        q *= int(arities[p])
+    n_jk, n_j = {}, {}
+    for row in data:
+        j = tuple(int(row[p]) for p in parents)
+        n_jk[j, int(row[child])] = n_jk.get((j, int(row[child])), 0) + 1
+        n_j[j] = n_j.get(j, 0) + 1
+    ll = sum(c * math.log(c / n_j[j]) for (j, _), c in n_jk.items())
+    if score == "ll":
+        return ll
+    if score == "bic":
+        return ll - 0.5 * math.log(n_rows) * (r - 1) * q
+    if score == "aic":
+        return ll - (r - 1) * q
+    if score == "bdeu":
+        a_j, a_jk = ess / q, ess / (q * r)
+        total = 0.0
+        for j, c in n_j.items():
+            total += math.lgamma(a_j) - math.lgamma(a_j + c)
+            for k in range(r):
+                total += math.lgamma(a_jk + n_jk.get((j, k), 0)) - math.lgamma(a_jk)
+        return total
+    if score == "k2":
+        total = 0.0
+        for j, c in n_j.items():
+            total += math.lgamma(r) - math.lgamma(r + c)
+            for k in range(r):
+                total += math.lgamma(1 + n_jk.get((j, k), 0))
+        return total
+    raise AssertionError(score)
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_local_scores_match_explicit_loops(score):
+    data, arities = _random_data(0)
+    for child in range(data.shape[1]):
+        others = [v for v in range(data.shape[1]) if v != child]
+        for size in range(4):
+            for parents in itertools.combinations(others, size):
+                got = local_score(data, arities, child, parents, score, ess=2.5)
+                want = _explicit_score(data, arities, child, parents, score, ess=2.5)
+                assert got == pytest.approx(want, rel=1e-11, abs=1e-11), (child, parents)
+
+
+def test_contingency_counts_observed_configurations_only():
+    data, arities = _random_data(1, n_rows=40)
+    counts = contingency(data, arities, 0, (1, 2, 4))
+    assert counts.sum() == 40 and counts.shape[1] == arities[0]
+    assert np.all(counts.sum(axis=1) > 0)  # no unobserved configuration rows
+    observed = {tuple(row) for row in data[:, [1, 2, 4]]}
+    assert counts.shape[0] == len(observed)
+    want = sorted(
+        tuple(int(((data[:, [1, 2, 4]] == cfg).all(axis=1) & (data[:, 0] == k)).sum()) for k in range(arities[0]))
+        for cfg in observed
+    )
+    assert sorted(map(tuple, counts.tolist())) == want
+
+
+def test_parent_configs_astronomical_q():
+    rng = np.random.default_rng(2)
+    arities = np.full(40, 250, dtype=np.int64)  # q = 250**40 overflows int64 many times over
+    data = rng.integers(0, 250, size=(500, 40)).astype(np.uint8)
+    codes, q_plus = parent_configs(data, arities, range(40))
+    assert q_plus == len({tuple(r) for r in data}) == 500
+    assert codes.min() == 0 and codes.max() == q_plus - 1
+    value = local_score(data, arities, 0, tuple(range(1, 40)), "bdeu")
+    assert np.isfinite(value)
+
+
+@pytest.mark.parametrize("score", ["bdeu", "bic"])
+def test_score_equivalence_on_markov_equivalent_dags(score):
+    data, arities = _random_data(3, n_rows=400, arities=(3, 2, 4))
+    s = lambda c, ps: local_score(data, arities, c, ps, score, ess=3.0)  # noqa: E731
+    # a -> b versus b -> a
+    assert s(0, ()) + s(1, (0,)) == pytest.approx(s(1, ()) + s(0, (1,)), rel=1e-12)
+    # a -> b -> c versus a <- b <- c versus a <- b -> c
+    chain = s(0, ()) + s(1, (0,)) + s(2, (1,))
+    assert chain == pytest.approx(s(2, ()) + s(1, (2,)) + s(0, (1,)), rel=1e-12)
+    assert chain == pytest.approx(s(1, ()) + s(0, (1,)) + s(2, (1,)), rel=1e-12)
+    # the v-structure a -> b <- c is a different equivalence class
+    collider = s(0, ()) + s(2, ()) + s(1, (0, 2))
+    assert abs(collider - chain) > 1e-6
+
+
+def test_k2_is_not_score_equivalent():
+    data, arities = _random_data(4, n_rows=300, arities=(3, 2))
+    s = lambda c, ps: local_score(data, arities, c, ps, "k2")  # noqa: E731
+    assert abs(s(0, ()) + s(1, (0,)) - s(1, ()) - s(0, (1,))) > 1e-6
+
+
+def test_score_from_counts_ignores_empty_configurations():
+    counts = np.array([[3, 1], [0, 0], [2, 5]])
+    q = 7.0  # unobserved configurations beyond the rows given
+    assert score_from_counts(counts, q, "bdeu") == pytest.approx(score_from_counts(counts[[0, 2]], q, "bdeu"))
+
+
+def test_bad_input():
+    data, arities = _random_data(5, n_rows=10)
+    with pytest.raises(ScoreError, match="unknown score"):
+        local_score(data, arities, 0, (1,), "mdl2")
+    with pytest.raises(ScoreError, match="ess > 0"):
+        local_score(data, arities, 0, (1,), "bdeu", ess=0.0)
+    with pytest.raises(CountsError, match="out of range"):
+        local_score(data, arities, 0, (9,), "bic")
+    with pytest.raises(CountsError, match="outside"):
+        local_score(data, np.array([2, 2, 2, 2, 2]), 0, (1,), "bic")
+    with pytest.raises(CountsError, match="arities has shape"):
+        local_score(data, arities[:3], 0, (1,), "bic")
+
+
+def test_against_pgmpy():
+    pd = pytest.importorskip("pandas")
+    estimators = pytest.importorskip("pgmpy.estimators")
+    data, arities = _random_data(6, n_rows=300)
+    frame = pd.DataFrame(data.astype(np.int64), columns=list("abcde"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bdeu = estimators.BDeu(frame, equivalent_sample_size=4.0)
+        bic = estimators.BIC(frame)
+        k2 = estimators.K2(frame)
+    for child, parents in [(0, ()), (0, (1,)), (2, (0, 3)), (4, (1, 2, 3))]:
+        names = [frame.columns[p] for p in parents]
+        col = frame.columns[child]
+        assert local_score(data, arities, child, parents, "bdeu", ess=4.0) == pytest.approx(
+            bdeu.local_score(col, names), rel=1e-10)
+        assert local_score(data, arities, child, parents, "bic") == pytest.approx(
+            bic.local_score(col, names), rel=1e-10)
+        assert local_score(data, arities, child, parents, "k2") == pytest.approx(k2.local_score(col, names), rel=1e-10)
+
