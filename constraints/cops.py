@@ -26,11 +26,13 @@ from constraints.citests import CITest
 from constraints.cops_oracle import CountingOracle, IndepFn, OracleTimeout
 from constraints.cops_postprocess import (
     adjacency_matrix,
+    bag_supergraph,
     maximal_bags,
     orient_v_structures,
     prune_skeleton,
 )
 from constraints.cops_solver import ComponentSearch, WidthLimitExceeded, learn_decomposition
+from constraints.restriction import PairLog, Restriction
 from graphs.pdag import meek_closure
 from graphs.treedec import TreeDecomposition
 
@@ -218,12 +220,40 @@ def learn_cops(
     )
 
 
+def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
+                     time_limit: float | None = None) -> tuple[Restriction, CopsResult]:
+    """Cops-and-robbers as the restriction stage: forbidden = not adjacent in the learned skeleton.
+
+    ``test(x, y, S)`` returns an object with ``p_value`` (a ``constraints.citests.CITest``); a
+    pair's record is its largest p-value and that test's conditioning set, as for PC.  A run
+    stopped by ``time_limit`` after phase 1 restricts to the bag supergraph (a supergraph of the
+    moral graph, so no true edge is forbidden); stopped earlier, it forbids nothing.
+    """
+    log = PairLog(test, n_vars)
+    start = time.monotonic()
+    result = cops_and_robbers(lambda x, y, S: log(x, y, S) > alpha, n_vars, time_limit=time_limit)
+    if result.skeleton is not None:
+        allowed = result.skeleton
+    elif result.tree_decomposition is not None:
+        masks = [sum(1 << v for v in bag) for bag in result.tree_decomposition.bags]
+        allowed = adjacency_matrix(bag_supergraph(masks, n_vars))
+        logger.warning("cops-and-robbers stopped after its decomposition: restricting to the bag supergraph")
+    else:
+        allowed = ~np.eye(n_vars, dtype=bool)
+        logger.warning("cops-and-robbers stopped (%s) before a decomposition: nothing is forbidden",
+                       result.status)
+    restriction = log.build(allowed, time.monotonic() - start, "cops",
+                            {"alpha": alpha, "time_limit": time_limit})
+    return restriction, result
+
+
 __all__ = [
     "CopsInputError",
     "CopsResult",
     "MAX_VARS",
     "contract_decomposition",
     "cops_and_robbers",
+    "cops_restriction",
     "independence_oracle",
     "learn_cops",
 ]

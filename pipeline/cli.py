@@ -38,9 +38,12 @@ examples:
   python run.py --data mydata.csv --palim 2     # your own data (no true network: no SHD)
   python run.py --network alarm --stage restrict --method pc --alpha 0.05 --max-order 1
   python run.py --network alarm --stage scores --score bdeu --palim 3
+  python run.py --network alarm --solver sges --sges-bound parents:3
+  python run.py --network andes --solver kg --treewidth 4 --time-limit 60
+  python run.py --network alarm --method cops --within-bags   # ILP inside the cops decomposition
   python run.py --list-networks
-  python run.py grid grids/alpha-sweep.toml --jobs 2      # experiment grid (see docs/hpc.md)
-  python run.py report output/grid-alpha-sweep/results.parquet
+  python run.py grid grids/thesis-alpha.toml --jobs 2      # experiment grid (see docs/hpc.md)
+  python run.py report output/grid-thesis-alpha/results.parquet
 
 defaults: 5000 rows sampled with seed 0; PC skeleton restriction with the G2 test, alpha 0.05,
 maximum conditioning order 1; BDeu score with ESS 1 and at most 3 parents; exact ILP (SCIP).
@@ -104,7 +107,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--rows", type=int, default=d.rows, help=f"rows to sample (default {d.rows})")
     src.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default {d.seed})")
     res = parser.add_argument_group("restriction (CI tests)")
-    res.add_argument("--method", default=d.method, choices=METHODS, help=f"restriction method (default {d.method})")
+    res.add_argument("--method", default=d.method, choices=METHODS,
+                     help=f"restriction method; cops = cops-and-robbers, which ignores --max-order (default {d.method})")
     res.add_argument("--test", default=d.test, choices=TESTS, help=f"CI test statistic (default {d.test})")
     res.add_argument("--alpha", type=float, default=d.alpha, help=f"significance level in (0,1) (default {d.alpha})")
     res.add_argument(
@@ -118,8 +122,19 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "--palim", type=_optional_int, default=d.palim, help=f"parent limit, or 'none' (default {d.palim})"
     )
     so = parser.add_argument_group("solver")
-    so.add_argument("--solver", default=d.solver, choices=SOLVERS, help=f"optimiser (default {d.solver})")
+    so.add_argument("--solver", default=d.solver, choices=SOLVERS, help=f"optimiser: ilp (exact), kg / kastar (treewidth-bounded, need --treewidth), ges / sges "
+             f"(equivalence-class search) (default {d.solver})")
     so.add_argument("--time-limit", type=float, help="solver time limit in seconds (default none)")
+    so.add_argument(
+        "--treewidth", type=int, metavar="K",
+        help="bound the treewidth of the learned DAG's moral graph by K: needed by kg/kastar; "
+             "with ilp it solves the exact treewidth-bounded ILP",
+    )
+    so.add_argument("--sges-bound", default=d.sges_bound, metavar="NAME:K",
+                    help=f"SGES property bound: parents:K, clique:K or vwidth:K (default {d.sges_bound})")
+    so.add_argument("--within-bags", action="store_true",
+                    help="with --method cops and the ilp: families must lie inside a bag of the "
+                         "cops tree decomposition")
     so.add_argument(
         "--cpt", choices=("bayes", "mle"), default="bayes",
         help="CPT estimator for the output BIF: Bayesian with a BDeu prior of size --ess, or maximum likelihood",
@@ -156,7 +171,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     cfg = RunConfig(
         network=args.network, data=args.data, rows=args.rows, seed=args.seed, method=args.method,
         test=args.test, alpha=args.alpha, max_order=args.max_order, score=args.score, ess=args.ess,
-        palim=args.palim, solver=args.solver, time_limit=args.time_limit,
+        palim=args.palim, solver=args.solver, time_limit=args.time_limit, treewidth=args.treewidth,
+        sges_bound=args.sges_bound, within_bags=args.within_bags,
     ).validated()
     check_source(cfg)
     return cfg

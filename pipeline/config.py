@@ -5,6 +5,11 @@ evaluate); the CLI builds one from its options and an experiment grid builds one
 The defaults are those of ``python run.py --network alarm``: 5000 rows sampled with seed 0,
 PC restriction with the G2 test at alpha 0.05 and maximum conditioning order 1, BDeu with
 equivalent sample size 1 and at most 3 parents, solved exactly by the ILP.
+
+Solvers: ``ilp`` (exact; with ``treewidth`` the exact treewidth-bounded ILP, with
+``within_bags`` families confined to the bags of the cops-and-robbers tree decomposition),
+``kg`` / ``kastar`` (Scanagatta et al.'s k-G / k-A*, need ``treewidth``), ``ges`` / ``sges``
+(equivalence-class search on the data; SGES with the property bound ``sges_bound``).
 """
 
 from __future__ import annotations
@@ -14,10 +19,14 @@ from pathlib import Path
 from typing import Any
 
 STAGES = ("data", "restrict", "scores", "solve", "evaluate")
-METHODS = ("none", "pc", "pmms", "mmpc")
+METHODS = ("none", "pc", "pmms", "mmpc", "cops")
 TESTS = ("g2", "x2")
 SCORES = ("bdeu", "bic", "aic", "ll", "k2")
-SOLVERS = ("ilp",)
+SOLVERS = ("ilp", "kg", "kastar", "ges", "sges")
+TABLE_SOLVERS = ("ilp", "kg", "kastar")
+"""Solvers that optimise over the score table; the others score the data on demand."""
+TREEWIDTH_SOLVERS = ("kg", "kastar")
+"""Solvers that need a treewidth bound."""
 
 
 class ConfigError(ValueError):
@@ -41,6 +50,9 @@ class RunConfig:
     palim: int | None = 3
     solver: str = "ilp"
     time_limit: float | None = None
+    treewidth: int | None = None
+    sges_bound: str = "parents:3"
+    within_bags: bool = False
 
     def validated(self) -> "RunConfig":
         """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
@@ -64,6 +76,7 @@ class RunConfig:
             raise ConfigError(f"--ess must be positive, got {self.ess!r}")
         if self.time_limit is not None and not float(self.time_limit) > 0.0:
             raise ConfigError(f"--time-limit must be positive, got {self.time_limit!r}")
+        self._check_solver_options()
         return replace(
             self,
             method=self.method.lower(),
@@ -75,9 +88,34 @@ class RunConfig:
             time_limit=None if self.time_limit is None else float(self.time_limit),
         )
 
+    def _check_solver_options(self) -> None:
+        solver = self.solver.lower()
+        if self.treewidth is not None and (
+            isinstance(self.treewidth, bool) or not isinstance(self.treewidth, int) or self.treewidth < 1
+        ):
+            raise ConfigError(f"--treewidth must be a positive integer, got {self.treewidth!r}")
+        if solver in TREEWIDTH_SOLVERS and self.treewidth is None:
+            raise ConfigError(f"--solver {solver} needs a treewidth bound: add --treewidth K (K >= 1)")
+        if self.treewidth is not None and solver not in TABLE_SOLVERS:
+            raise ConfigError(f"--treewidth applies to the solvers {', '.join(TABLE_SOLVERS)}, not {solver}")
+        if solver == "sges":
+            from search.sges import SGESBoundError, parse_bound
+
+            try:
+                parse_bound(self.sges_bound)
+            except SGESBoundError as exc:
+                raise ConfigError(f"--sges-bound: {exc}") from None
+        if not isinstance(self.within_bags, bool):
+            raise ConfigError(f"within_bags must be true or false, got {self.within_bags!r}")
+        if self.within_bags and (self.method.lower() != "cops" or solver != "ilp"):
+            raise ConfigError("--within-bags needs --method cops and --solver ilp "
+                              "(it confines the ILP to the cops tree decomposition)")
+        if self.within_bags and self.treewidth is not None:
+            raise ConfigError("give either --within-bags or --treewidth, not both")
+
     def unrestricted(self) -> "RunConfig":
         """The same run without restriction (the score-only optimum G_score of the thesis)."""
-        return replace(self, method="none")
+        return replace(self, method="none", within_bags=False)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -6,21 +6,24 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     networks = ["asia", "alarm"]
     rows = [1000, 5000]           # sample sizes
     seeds = [0]
-    methods = ["pc"]              # none | pc | pmms | mmpc
+    methods = ["pc"]              # none | pc | pmms | mmpc | cops
     tests = ["g2"]                # g2 | x2
     alphas = [0.01, 0.05]
     max_orders = [1]              # CI orders; "none" = unbounded
     scores = ["bdeu"]
     ess = [1.0]
     palims = [3]                  # "none" = no parent limit
-    solvers = ["ilp"]
+    solvers = ["ilp"]             # ilp | kg | kastar | ges | sges
+    treewidths = ["none"]         # treewidth bound (needed by kg, kastar; optional for ilp)
+    sges_bounds = ["parents:3"]   # SGES property bounds
+    within_bags = [false]         # ilp inside the cops tree decomposition (methods = ["cops"])
     time_limit = 600              # seconds per solve (omit: none)
     baseline = true               # also solve without restriction: F1 vs G_score (Su 2023, 6.1)
     score_groups = 1              # on Dask: score each job's children as this many tasks
 
 Jobs are the cartesian product in the order of the keys above (so job ids are deterministic);
 parameters a job does not use (alpha/test/order when ``method = "none"``, ESS for non-BDeu
-scores) are normalised and the duplicates dropped. A job is a pure function of its parameters:
+scores, the SGES bound for other solvers) are normalised and the duplicates dropped. A job is a pure function of its parameters:
 its stages go through the shared stage cache, and its results row is cached as a ``job``
 artifact, so a finished job is never recomputed and an interrupted grid resumes where it stopped.
 A failing job is recorded with its error and the grid goes on.
@@ -62,12 +65,15 @@ LIST_KEYS = {
     "ess": "ess",
     "palims": "palim",
     "solvers": "solver",
+    "treewidths": "treewidth",
+    "sges_bounds": "sges_bound",
+    "within_bags": "within_bags",
 }
 SCALAR_KEYS = {"name", "time_limit", "baseline", "score_groups"}
 
 RESULT_COLUMNS = [
     "job", "network", "rows", "seed", "method", "test", "alpha", "max_order", "score", "ess",
-    "palim", "solver", "time_limit", "status", "error",
+    "palim", "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "status", "error",
     "t_data", "t_restrict", "t_score", "t_solve", "t_hybrid", "t_unrestricted", "reduction",
     "n_tests", "n_allowed", "n_pairs", "n_candidates", "objective", "dual_bound", "gap",
     "shd", "precision", "recall", "f1", "added", "missing", "reversed",
@@ -91,8 +97,8 @@ def _as_list(key: str, value: Any) -> list[Any]:
     values = value if isinstance(value, list) else [value]
     if not values:
         raise GridError(f"grid key {key!r} is an empty list")
-    return [None if isinstance(v, str) and v.lower() == "none" and key in ("max_orders", "palims") else v
-            for v in values]
+    return [None if isinstance(v, str) and v.lower() == "none" and key in ("max_orders", "palims", "treewidths")
+            else v for v in values]
 
 
 def parse_grid(text: str, name: str = "grid") -> Grid:
@@ -152,8 +158,12 @@ def _normalise(cfg: RunConfig) -> RunConfig:
     defaults = RunConfig()
     if cfg.method == "none":
         cfg = replace(cfg, test=defaults.test, alpha=defaults.alpha, max_order=defaults.max_order)
+    if cfg.method == "cops":
+        cfg = replace(cfg, max_order=defaults.max_order)
     if cfg.score != "bdeu":
         cfg = replace(cfg, ess=defaults.ess)
+    if cfg.solver != "sges":
+        cfg = replace(cfg, sges_bound=defaults.sges_bound)
     return cfg
 
 
@@ -167,11 +177,15 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
 
 def _param_columns(cfg: RunConfig) -> dict[str, Any]:
     params = cfg.as_dict()
-    row = {k: params[k] for k in RESULT_COLUMNS[1:13]}
+    row = {k: params[k] for k in RESULT_COLUMNS[1:RESULT_COLUMNS.index("status")]}
     if cfg.method == "none":
         row.update(test=None, alpha=None, max_order=None)
+    if cfg.method == "cops":
+        row["max_order"] = None
     if cfg.score != "bdeu":
         row["ess"] = None
+    if cfg.solver != "sges":
+        row["sges_bound"] = None
     return row
 
 
@@ -185,12 +199,12 @@ def job_row(cfg: RunConfig, arts: dict[str, Artifact], base: dict[str, Artifact]
         "status": res.get("status"),
         "t_data": arts["data"].seconds,
         "t_restrict": arts["restrict"].seconds,
-        "t_score": arts["scores"].seconds,
+        "t_score": _seconds(arts, "scores"),
         "t_solve": arts["solve"].seconds,
         "n_tests": rest.get("n_tests", 0),
         "n_allowed": rest.get("n_allowed"),
         "n_pairs": rest.get("n_pairs"),
-        "n_candidates": arts["scores"].meta["n_candidates"],
+        "n_candidates": _candidates(arts),
         "objective": res.get("objective"),
         "dual_bound": res.get("dual_bound"),
         "gap": res.get("gap"),
@@ -199,15 +213,24 @@ def job_row(cfg: RunConfig, arts: dict[str, Artifact], base: dict[str, Artifact]
     row["t_hybrid"] = row["t_restrict"] + row["t_score"] + row["t_solve"]
     if base is not None:
         vs = compare(dag_of(arts["solve"]), dag_of(base["solve"]))
-        t_base = base["scores"].seconds + base["solve"].seconds
+        t_base = _seconds(base, "scores") + base["solve"].seconds
         row.update(
             t_unrestricted=t_base,
             reduction=(1.0 - row["t_hybrid"] / t_base) if t_base > 0 else None,
             f1_vs_unrestricted=vs["f1"],
             shd_vs_unrestricted=vs["shd"],
-            n_candidates_unrestricted=base["scores"].meta["n_candidates"],
+            n_candidates_unrestricted=_candidates(base),
         )
     return row
+
+
+def _seconds(arts: dict[str, Artifact], stage: str) -> float:
+    """Time of a stage, 0 when the solver skipped it (GES/SGES score inside the solve stage)."""
+    return arts[stage].seconds if stage in arts else 0.0
+
+
+def _candidates(arts: dict[str, Artifact]) -> int | None:
+    return arts["scores"].meta["n_candidates"] if "scores" in arts else None
 
 
 def error_text(exc: BaseException, limit: int = 300) -> str:

@@ -50,13 +50,22 @@ def describe_config(cfg: RunConfig) -> str:
     source = f"{cfg.network}, {cfg.rows} rows (seed {cfg.seed})" if cfg.network else f"data {cfg.data}"
     if cfg.method == "none":
         restrict = "no restriction"
+    elif cfg.method == "cops":
+        restrict = f"COPS ({cfg.test}, alpha {cfg.alpha:g})"
     else:
         order = "unbounded" if cfg.max_order is None else cfg.max_order
         restrict = f"{cfg.method.upper()} ({cfg.test}, alpha {cfg.alpha:g}, max order {order})"
     score = cfg.score.upper() if cfg.score != "bdeu" else f"BDeu (ESS {cfg.ess:g})"
     palim = "no parent limit" if cfg.palim is None else f"palim {cfg.palim}"
+    solver = cfg.solver.upper()
+    if cfg.solver == "sges":
+        solver += f" ({cfg.sges_bound})"
+    if cfg.treewidth is not None:
+        solver += f", treewidth <= {cfg.treewidth}"
+    if cfg.within_bags:
+        solver += " inside the cops bags"
     limit = "" if cfg.time_limit is None else f", time limit {cfg.time_limit:g} s"
-    return f"{source} -> {restrict} -> {score}, {palim} -> {cfg.solver.upper()}{limit}"
+    return f"{source} -> {restrict} -> {score}, {palim} -> {solver}{limit}"
 
 
 def stage_details(stage: str, art: Artifact) -> str:
@@ -67,22 +76,31 @@ def stage_details(stage: str, art: Artifact) -> str:
     if stage == "restrict":
         if m.get("method") == "none":
             return "no restriction: every edge allowed"
-        return (
+        text = (
             f"{m['n_tests']} tests (by order {_counts(m['tests_by_order'])}); "
             f"edges removed by order {_counts(m['removed_by_order'])}; "
             f"{m['n_allowed']} of {m['n_pairs']} pairs allowed"
         )
+        if m.get("method") == "cops":
+            text += f"; cops {m.get('cops_status')}, treewidth {_num(m.get('treewidth'))}"
+        return text
     if stage == "scores":
         pruning = _pruning(m.get("table_meta", {}))
         return f"{m['n_candidates']} candidate parent sets kept" + (f"; {pruning}" if pruning else "")
     if stage == "solve":
         r = m["result"]
-        return f"objective {_num(r.get('objective'))}, gap {_pct(r.get('gap'))}, status {r.get('status')}"
+        text = f"objective {_num(r.get('objective'))}, gap {_pct(r.get('gap'))}, status {r.get('status')}"
+        extras = [f"{r[k]} {label}" for k, label in SOLVE_EXTRAS if r.get(k) is not None]
+        return text + ("; " + ", ".join(extras) if extras else "")
     if stage == "evaluate":
         if m.get("truth") is None:
             return "no true network (user data): not evaluated"
         return evaluation_phrase(m)
     return ""
+
+
+#: solver-specific counters shown after the objective (key in the result, label)
+SOLVE_EXTRAS = (("n_score_evaluations", "local scores evaluated"), ("n_orders", "orders explored"))
 
 
 def evaluation_phrase(m: Mapping[str, Any]) -> str:
@@ -109,9 +127,10 @@ def format_run_summary(cfg: RunConfig, artifacts: Mapping[str, Artifact], output
     for stage, art in artifacts.items():
         flag = "cached" if art.cached else ""
         lines.append(f"{stage:<9} {art.seconds:8.2f}s  {flag:6}  {stage_details(stage, art)}")
-    hybrid = [artifacts[s].seconds for s in ("restrict", "scores", "solve") if s in artifacts]
-    if len(hybrid) == 3:
-        lines.append(f"{'hybrid':<9} {sum(hybrid):8.2f}s          restrict + scores + solve")
+    hybrid = [s for s in ("restrict", "scores", "solve") if s in artifacts]
+    if "solve" in hybrid:
+        total = sum(artifacts[s].seconds for s in hybrid)
+        lines.append(f"{'hybrid':<9} {total:8.2f}s          {' + '.join(hybrid)}")
     if output is not None:
         lines += ["", f"learned network written to {output}/"]
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """The stages of the hybrid learner, each a pure computation wrapped by the stage cache.
 
     data (network + rows + seed | user file) -> restrict (method, test, alpha, max order)
-        -> scores (score, ess, palim, restriction) -> solve (ilp) -> evaluate (vs the true DAG)
+        -> scores (score, ess, palim, restriction) -> solve (ilp | kg | kastar) -> evaluate
+    data + restrict -> solve (ges | sges: they score the data on demand) -> evaluate
 
 Each stage function takes the cache, the run configuration and the artifacts of the stages it
 depends on, and returns its own :class:`~pipeline.cache.Artifact`; its key is a hash of its
@@ -20,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from .cache import Artifact, StageCache, file_sha256
-from .config import STAGES, RunConfig
+from .config import STAGES, TABLE_SOLVERS, RunConfig
+from .solvers import SOLVE, SolveInputs, json_ready
 
 logger = logging.getLogger(__name__)
 
@@ -88,11 +90,21 @@ def dataset_of(art: Artifact):
 def restrict_params(cfg: RunConfig) -> dict[str, Any]:
     if cfg.method == "none":
         return {"method": "none"}
+    if cfg.method == "cops":  # no order limit: the cops find theirs (k + 1)
+        return {"method": "cops", "test": cfg.test, "alpha": cfg.alpha}
     return {"method": cfg.method, "test": cfg.test, "alpha": cfg.alpha, "max_order": cfg.max_order}
 
 
+RESTRICT_MODULES = {"none": [], "pc": ["constraints.pc"], "pmms": ["constraints.pmms"],
+                    "mmpc": ["constraints.pmms"], "cops": ["constraints.cops"]}
+
+
 def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False) -> Artifact:
-    """CI-test restriction: which edges the score stage may use (PC skeleton, PMMS or MMPC)."""
+    """CI-test restriction: which edges the score stage may use (PC skeleton, PMMS, MMPC or cops).
+
+    For cops-and-robbers the tree decomposition it found (Talvitie & Parviainen, section 3.1)
+    is kept in the metadata (``bags``, ``tree_edges``, ``treewidth``) for ``--within-bags``.
+    """
     params = restrict_params(cfg)
 
     def compute():
@@ -102,16 +114,20 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         citests = _module("constraints.citests", "restrict")
         test = citests.CITest(dataset.data, dataset.arities, statistic=cfg.test)
         n = dataset.data.shape[1]
-        if cfg.method == "pc":
+        extra: dict[str, Any] = {}
+        if cfg.method == "cops":
+            restriction, found = _module("constraints.cops", "restrict").cops_restriction(test, n, alpha=cfg.alpha)
+            extra = _decomposition_meta(found)
+        elif cfg.method == "pc":
             algorithm = _module("constraints.pc", "restrict").pc_skeleton
+            restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress)
         else:
             algorithm = getattr(_module("constraints.pmms", "restrict"), cfg.method)
-        restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress)
-        meta = restriction.meta()
-        meta["n_pairs"] = n * (n - 1) // 2
+            restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress)
+        meta = {**restriction.meta(), "n_pairs": n * (n - 1) // 2, **extra}
         return {"restriction": restriction.to_frame()}, meta
 
-    modules = {"pc": ["constraints.pc"], "none": []}.get(cfg.method, ["constraints.pmms"])
+    modules = RESTRICT_MODULES[cfg.method]
     load = _imports("restrict", "constraints.citests", *modules)
 
     def prepare():
@@ -120,6 +136,26 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
             _warm_up_tests(dataset_of(data), cfg.test)
 
     return cache.get_or_compute("restrict", VERSIONS["restrict"], params, {"data": data.key}, compute, prepare)
+
+
+def _decomposition_meta(found) -> dict[str, Any]:
+    """The cops tree decomposition (if phase 1 finished) as JSON-ready metadata."""
+    td = found.tree_decomposition
+    meta: dict[str, Any] = {"cops_status": found.status, "treewidth": found.k}
+    if td is not None:
+        meta["bags"] = [sorted(int(v) for v in bag) for bag in td.bags]
+        meta["tree_edges"] = [[int(a), int(b)] for a, b in td.edges]
+    return meta
+
+
+def bags_of(art: Artifact) -> list[list[int]]:
+    """The tree-decomposition bags a cops restriction artifact carries (error if none)."""
+    bags = art.meta.get("bags")
+    if bags is None:
+        raise ValueError("--within-bags needs the tree decomposition of --method cops, and this "
+                         f"restriction has none (method {art.meta.get('method')!r}, "
+                         f"cops status {art.meta.get('cops_status')!r})")
+    return [list(b) for b in bags]
 
 
 def _sample(dataset, n_vars: int = 3, n_rows: int = 50) -> tuple[np.ndarray, np.ndarray]:
@@ -216,23 +252,49 @@ def table_of(art: Artifact, names: list[str] | None = None):
 
 # -------------------------------------------------------------------------------------- solve
 
-def solve_stage(cache: StageCache, cfg: RunConfig, scores: Artifact, names: list[str]) -> Artifact:
-    """Maximise the total score over DAGs (the ILP of Su 2023 section 5.6 on SCIP)."""
-    params = {"solver": cfg.solver, "time_limit": cfg.time_limit, "solver_seed": 0}
+def solve_params(cfg: RunConfig) -> dict[str, Any]:
+    params: dict[str, Any] = {"solver": cfg.solver, "time_limit": cfg.time_limit, "solver_seed": 0}
+    if cfg.treewidth is not None:
+        params["treewidth"] = cfg.treewidth
+    if cfg.within_bags:
+        params["within_bags"] = True
+    if cfg.solver not in TABLE_SOLVERS:  # they score the data themselves
+        params.update(score_params(cfg))
+        if cfg.solver == "sges":
+            params["sges_bound"] = cfg.sges_bound
+    return params
+
+
+def solve_stage(
+    cache: StageCache, cfg: RunConfig, data: Artifact, restrict: Artifact, scores: Artifact | None
+) -> Artifact:
+    """Maximise the score over DAGs with ``cfg.solver`` (:mod:`pipeline.solvers`).
+
+    The exact ILP of Su 2023 section 5.6 and k-G / k-A* read the score table; GES and SGES read
+    the data and the restriction.
+    """
+    params = solve_params(cfg)
+    names = names_of(data)
 
     def compute():
-        ilp = _module("ilp", "solve")
-        table = table_of(scores, names)
-        result = ilp.solve_ilp(table, time_limit=cfg.time_limit, verbose=False, seed=0)
-        parent_sets = [tuple(int(p) for p in ps) for ps in result.parent_sets]
-        frame = pd.DataFrame(
-            {"child": np.arange(len(parent_sets), dtype="int32"), "parents": [list(ps) for ps in parent_sets]}
-        )
-        summary = {k: v for k, v in result.to_dict().items() if k not in ("parent_sets", "names")}
-        return {"parents": frame}, {"result": summary, "n_vars": len(parent_sets)}
+        inputs = SolveInputs(names=names)
+        if scores is not None:
+            inputs.table = table_of(scores, names)
+        else:
+            inputs.dataset, inputs.allowed = dataset_of(data), allowed_of(restrict)
+        if cfg.within_bags:
+            inputs.bags = bags_of(restrict)
+        solution = SOLVE[cfg.solver](cfg, inputs)
+        frame = pd.DataFrame({
+            "child": np.arange(len(solution.parent_sets), dtype="int32"),
+            "parents": [list(ps) for ps in solution.parent_sets],
+        })
+        return {"parents": frame}, {"result": solution.summary, "n_vars": len(solution.parent_sets)}
 
-    return cache.get_or_compute("solve", VERSIONS["solve"], params, {"scores": scores.key}, compute,
-                                _imports("solve", "ilp"))
+    inputs = {"scores": scores.key} if scores is not None else {"data": data.key, "restrict": restrict.key}
+    if cfg.within_bags:
+        inputs["restrict"] = restrict.key
+    return cache.get_or_compute("solve", VERSIONS["solve"], params, inputs, compute, _imports("solve", "ilp"))
 
 
 def dag_of(art: Artifact) -> np.ndarray:
@@ -257,17 +319,9 @@ def compare(dag: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
     pdag = _module("graphs.pdag", "evaluate")
     metrics = _module("graphs.metrics", "evaluate")
     out: dict[str, Any] = {"shd": int(metrics.shd(pdag.dag_to_cpdag(dag), pdag.dag_to_cpdag(reference)))}
-    out.update({k: _plain(v) for k, v in metrics.skeleton_scores(dag, reference).items()})
-    out.update({k: _plain(v) for k, v in metrics.edge_differences(dag, reference).items()})
+    out.update({k: json_ready(v) for k, v in metrics.skeleton_scores(dag, reference).items()})
+    out.update({k: json_ready(v) for k, v in metrics.edge_differences(dag, reference).items()})
     return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def evaluate_stage(cache: StageCache, cfg: RunConfig, data: Artifact, solve: Artifact) -> Artifact:
@@ -304,12 +358,11 @@ def run_stages(
     out: dict[str, Artifact] = {"data": data_stage(cache, cfg)}
     if last >= 1:
         out["restrict"] = restrict_stage(cache, cfg, out["data"], progress)
-    if last >= 2:
+    if last >= 2 and cfg.solver in TABLE_SOLVERS:
         out["scores"] = scores_stage(cache, cfg, out["data"], out["restrict"], progress, n_jobs,
                                      score_executor, score_groups)
     if last >= 3:
-        names = names_of(out["data"])
-        out["solve"] = solve_stage(cache, cfg, out["scores"], names)
+        out["solve"] = solve_stage(cache, cfg, out["data"], out["restrict"], out.get("scores"))
     if last >= 4:
         out["evaluate"] = evaluate_stage(cache, cfg, out["data"], out["solve"])
     return out

@@ -143,3 +143,16 @@ def local_score(data: np.ndarray, arities: np.ndarray, child: int, parents=(), s
     counts = contingency(data, arities, child, parents)
     q = float(np.prod([float(arities[p]) for p in parents])) if len(parents) else 1.0
     return score_from_counts(counts, q, score, ess)
+
+
+def local_score_function(data: np.ndarray, arities: np.ndarray, score: str = "bdeu", ess: float = 1.0):
+    """``f(child, parents) -> float``: :func:`local_score` bound to one data set and score.
+
+    The form the equivalence-class searches (``search.ges``, ``search.sges``) consume.
+    """
+    score_code(score, ess)  # fail now on an unknown score or a bad ESS, not at the first call
+
+    def f(child: int, parents: tuple[int, ...]) -> float:
+        return local_score(data, arities, child, parents, score=score, ess=ess)
+
+    return f

@@ -1,0 +1,115 @@
+"""The optimisers behind the solve stage, each behind one function of the same shape.
+
+``solve(cfg, inputs) -> Solution``: ``inputs`` carries what the stages before produced (the
+score table, the data set, the restriction); a :class:`Solution` is the learned parent sets plus
+a JSON-ready summary whose common keys are ``objective`` (total local score of the DAG),
+``dual_bound``, ``gap`` and ``status`` (the exact ILP fills all four; heuristics report their
+score with no bound). Algorithm packages are imported inside the functions so that a solver's
+dependencies are loaded only when it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .config import RunConfig
+
+
+@dataclass
+class SolveInputs:
+    """What a solver may use: score table, data set, ``allowed[p, c]`` matrix, decomposition bags."""
+
+    names: list[str]
+    table: Any = None
+    dataset: Any = None
+    allowed: np.ndarray | None = None
+    bags: list[list[int]] | None = None
+
+
+@dataclass
+class Solution:
+    parent_sets: list[tuple[int, ...]]
+    summary: dict[str, Any]
+
+
+def json_ready(value: Any) -> Any:
+    """numpy scalars to Python, tuples to lists, recursively (for JSON metadata)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return value
+
+
+def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
+    """Exact ILP (Su 2023, section 5.6); optionally treewidth-bounded or inside the cops bags."""
+    import ilp
+
+    options = {"time_limit": cfg.time_limit, "verbose": False, "seed": 0}
+    table = inputs.table
+    if cfg.within_bags:
+        from ilp.treewidth import restrict_to_bags
+
+        table = restrict_to_bags(table, inputs.bags)
+    if cfg.treewidth is not None:
+        from ilp.treewidth import solve_bounded_treewidth
+
+        result = solve_bounded_treewidth(table, cfg.treewidth, **options)
+    else:
+        result = ilp.solve_ilp(table, **options)
+    summary = {k: v for k, v in result.to_dict().items() if k not in ("parent_sets", "names")}
+    return Solution([tuple(int(p) for p in ps) for ps in result.parent_sets], json_ready(summary))
+
+
+def solve_bounded_search(cfg: RunConfig, inputs: SolveInputs) -> Solution:
+    """k-G or k-A* (Scanagatta et al., sections 3.1-3.2): anytime, treewidth at most ``cfg.treewidth``."""
+    from search.kgreedy import k_astar, k_greedy
+
+    learner = k_greedy if cfg.solver == "kg" else k_astar
+    result = learner(inputs.table, cfg.treewidth, time_limit=cfg.time_limit, seed=0)
+    summary = {
+        "objective": float(result.score), "dual_bound": None, "gap": None, "status": result.status,
+        "treewidth_bound": cfg.treewidth, "n_orders": int(result.n_orders),
+    }
+    return Solution([tuple(int(p) for p in ps) for ps in result.parent_sets], json_ready(summary))
+
+
+def solve_equivalence_search(cfg: RunConfig, inputs: SolveInputs) -> Solution:
+    """GES (Chickering 2002) or SGES (Chickering & Meek 2015) scoring the data on demand.
+
+    The parent limit bounds the forward phase; the restriction limits the adjacencies it may
+    create. The DAG is a consistent extension of the learned CPDAG.
+    """
+    from graphs.dag import parents_from_adjacency
+    from scores.local import local_score_function
+    from search.ges import ges
+    from search.sges import sges
+
+    data, arities = inputs.dataset.data, inputs.dataset.arities
+    score = local_score_function(data, arities, cfg.score, cfg.ess)
+    n = data.shape[1]
+    options = {"allowed": inputs.allowed, "max_parents": cfg.palim}
+    result = ges(score, n, **options) if cfg.solver == "ges" else sges(score, n, cfg.sges_bound, **options)
+    summary = {
+        "objective": float(result.score), "dual_bound": None, "gap": None, "status": "converged",
+        "n_score_evaluations": int(result.n_score_evaluations),
+        "n_evaluations_forward": int(result.n_evaluations_forward),
+        "n_inserts": int(result.n_inserts), "n_deletes": int(result.n_deletes),
+    }
+    if cfg.solver == "sges":
+        summary["sges_bound"] = cfg.sges_bound
+    return Solution(parents_from_adjacency(result.dag), json_ready(summary))
+
+
+SOLVE: dict[str, Callable[[RunConfig, SolveInputs], Solution]] = {
+    "ilp": solve_ilp_stage,
+    "kg": solve_bounded_search,
+    "kastar": solve_bounded_search,
+    "ges": solve_equivalence_search,
+    "sges": solve_equivalence_search,
+}

@@ -1,0 +1,108 @@
+"""The solve stage's other optimisers (GES, SGES) and the cops-and-robbers restriction in the pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from graphs.dag import is_acyclic, parents_from_adjacency
+from graphs.pdag import skeleton
+from pipeline.cache import StageCache
+from pipeline.cli import main
+from pipeline.config import ConfigError, RunConfig
+from pipeline.grid import parse_grid, run_grid
+from pipeline.stages import allowed_of, dag_of, dataset_of, run_stages
+from scores.local import local_score
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return StageCache(tmp_path_factory.mktemp("cache"))
+
+
+def _dag_score(dag, dataset, score="bdeu"):
+    return sum(local_score(dataset.data, dataset.arities, v, ps, score=score)
+               for v, ps in enumerate(parents_from_adjacency(dag)))
+
+
+@pytest.mark.parametrize("solver", ["ges", "sges"])
+def test_equivalence_search_solvers_score_the_data(cache, solver):
+    cfg = RunConfig(network="asia", rows=2000, seed=2, solver=solver, sges_bound="parents:2").validated()
+    arts = run_stages(cache, cfg)
+    assert "scores" not in arts  # GES/SGES score the data on demand
+    dag = dag_of(arts["solve"])
+    result = arts["solve"].meta["result"]
+    assert is_acyclic(dag)
+    assert result["objective"] == pytest.approx(_dag_score(dag, dataset_of(arts["data"])), abs=1e-6)
+    assert result["n_score_evaluations"] > 0 and result["gap"] is None
+    allowed = allowed_of(arts["restrict"])
+    assert not (skeleton(dag) & ~allowed).any()  # only restriction-allowed adjacencies
+    assert arts["evaluate"].meta["shd"] >= 0
+
+
+def test_ges_without_restriction_matches_the_ilp_optimum_on_cancer(cache):
+    """On a 5-node network with plenty of data GES reaches the exact optimum (palim 4 = none)."""
+    base = RunConfig(network="cancer", rows=5000, seed=0, method="none", palim=4)
+    ges = run_stages(cache, replace(base, solver="ges").validated())
+    exact = run_stages(cache, base.validated())
+    assert ges["solve"].meta["result"]["objective"] == pytest.approx(
+        exact["solve"].meta["result"]["objective"], rel=1e-9)
+
+
+def test_cops_restriction_keeps_its_decomposition(cache):
+    cfg = RunConfig(network="asia", rows=3000, seed=0, method="cops", palim=2).validated()
+    arts = run_stages(cache, cfg)
+    meta = arts["restrict"].meta
+    assert meta["method"] == "cops" and meta["cops_status"] == "ok" and meta["n_tests"] > 0
+    allowed = allowed_of(arts["restrict"])
+    n = allowed.shape[0]
+    covered = np.zeros((n, n), dtype=bool)
+    for bag in meta["bags"]:
+        covered[np.ix_(bag, bag)] = True
+    assert not (allowed & ~covered).any()  # every allowed edge lies inside a bag
+    assert max(len(b) for b in meta["bags"]) - 1 == meta["treewidth"]
+    dag = dag_of(arts["solve"])
+    assert not (skeleton(dag) & ~allowed).any()
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"solver": "kg"}, "needs a treewidth bound"),
+        ({"solver": "kastar", "treewidth": 0}, "--treewidth must be a positive integer"),
+        ({"solver": "ges", "treewidth": 2}, "--treewidth applies to"),
+        ({"solver": "sges", "sges_bound": "depth:2"}, "unknown SGES property"),
+        ({"solver": "sges", "sges_bound": "parents:-1"}, ">= 0"),
+        ({"solver": "sges", "sges_bound": "parents"}, "NAME:K"),
+        ({"within_bags": True}, "--within-bags needs --method cops"),
+        ({"method": "cops", "within_bags": True, "treewidth": 2}, "not both"),
+    ],
+)
+def test_bad_solver_options(options, message):
+    with pytest.raises(ConfigError, match=message):
+        RunConfig(network="asia", **options).validated()
+
+
+def test_cli_bad_sges_bound_is_one_line_error(capsys, tmp_path):
+    status = main(["--network", "asia", "--solver", "sges", "--sges-bound", "width:2", "--cache-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert status == 2 and "unknown SGES property" in err and len(err.strip().splitlines()) == 1
+
+
+def test_grid_with_ges_and_cops_rows(tmp_path):
+    grid = parse_grid(
+        'networks = ["cancer"]\nrows = 1000\nmethods = ["pc", "cops"]\nmax_orders = [1, 2]\n'
+        'solvers = ["ilp", "sges"]\nsges_bounds = ["parents:2"]\npalims = [2]\n'
+    )
+    # cops ignores max_order, so its two orders collapse into one job per solver
+    assert len(grid.configs) == 6
+    frame = run_grid(grid, StageCache(tmp_path / "c"))
+    assert (frame["status"] != "error").all(), frame["error"].tolist()
+    sges = frame[frame["solver"] == "sges"]
+    assert (sges["t_score"] == 0).all() and sges["n_candidates"].isna().all()
+    assert (sges["sges_bound"] == "parents:2").all()
+    assert frame[frame["solver"] == "ilp"]["sges_bound"].isna().all()
+    assert frame[frame["method"] == "cops"]["max_order"].isna().all()
+    assert frame["f1_vs_unrestricted"].notna().all()
