@@ -124,7 +124,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     so = parser.add_argument_group("solver")
     so.add_argument("--solver", default=d.solver, choices=SOLVERS, help=f"optimiser: ilp (exact), kg / kastar (treewidth-bounded, need --treewidth), ges / sges "
              f"(equivalence-class search) (default {d.solver})")
-    so.add_argument("--time-limit", type=float, help="solver time limit in seconds (default none)")
+    so.add_argument("--time-limit", type=float,
+                    help="solver time limit in seconds (default: none; 60 for the anytime kg / kastar)")
     so.add_argument(
         "--treewidth", type=int, metavar="K",
         help="bound the treewidth of the learned DAG's moral graph by K: needed by kg/kastar; "

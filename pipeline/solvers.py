@@ -53,11 +53,11 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     options = {"time_limit": cfg.time_limit, "verbose": False, "seed": 0}
     table = inputs.table
     if cfg.within_bags:
-        from ilp.treewidth import restrict_to_bags
+        from ilp.ktree_filter import restrict_to_bags
 
         table = restrict_to_bags(table, inputs.bags)
     if cfg.treewidth is not None:
-        from ilp.treewidth import solve_bounded_treewidth
+        from ilp.elimination import solve_bounded_treewidth
 
         result = solve_bounded_treewidth(table, cfg.treewidth, **options)
     else:
@@ -66,15 +66,22 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     return Solution([tuple(int(p) for p in ps) for ps in result.parent_sets], json_ready(summary))
 
 
+ANYTIME_TIME_LIMIT = 60.0
+"""Seconds k-G / k-A* search when the run gives no ``--time-limit``."""
+
+
 def solve_bounded_search(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     """k-G or k-A* (Scanagatta et al., sections 3.1-3.2): anytime, treewidth at most ``cfg.treewidth``."""
-    from search.kgreedy import k_astar, k_greedy
+    from search.kastar import k_astar
+    from search.kgreedy import k_greedy
 
     learner = k_greedy if cfg.solver == "kg" else k_astar
-    result = learner(inputs.table, cfg.treewidth, time_limit=cfg.time_limit, seed=0)
+    time_limit = ANYTIME_TIME_LIMIT if cfg.time_limit is None else cfg.time_limit
+    result = learner(inputs.table, cfg.treewidth, time_limit=time_limit, seed=0)
     summary = {
         "objective": float(result.score), "dual_bound": None, "gap": None, "status": result.status,
-        "treewidth_bound": cfg.treewidth, "n_orders": int(result.n_orders),
+        "treewidth_bound": cfg.treewidth, "treewidth": int(result.decomposition.width),
+        "n_orders": int(result.n_orders), "time_limit": time_limit,
     }
     return Solution([tuple(int(p) for p in ps) for ps in result.parent_sets], json_ready(summary))
 

@@ -9,11 +9,12 @@ import pytest
 
 from graphs.dag import is_acyclic, parents_from_adjacency
 from graphs.pdag import skeleton
+from graphs.treewidth import dag_treewidth
 from pipeline.cache import StageCache
 from pipeline.cli import main
 from pipeline.config import ConfigError, RunConfig
 from pipeline.grid import parse_grid, run_grid
-from pipeline.stages import allowed_of, dag_of, dataset_of, run_stages
+from pipeline.stages import allowed_of, dag_of, dataset_of, names_of, run_stages, table_of
 from scores.local import local_score
 
 
@@ -106,3 +107,29 @@ def test_grid_with_ges_and_cops_rows(tmp_path):
     assert frame[frame["solver"] == "ilp"]["sges_bound"].isna().all()
     assert frame[frame["method"] == "cops"]["max_order"].isna().all()
     assert frame["f1_vs_unrestricted"].notna().all()
+
+
+def _family_score(arts, dag):
+    table = table_of(arts["scores"], names_of(arts["data"]))
+    return table.score_of(parents_from_adjacency(dag))
+
+
+@pytest.mark.parametrize("solver, k", [("kg", 1), ("kastar", 2), ("ilp", 1)])
+def test_treewidth_bounded_solvers(cache, solver, k):
+    base = RunConfig(network="asia", rows=3000, seed=1, score="bic", palim=2, time_limit=3)
+    arts = run_stages(cache, replace(base, solver=solver, treewidth=k).validated())
+    dag = dag_of(arts["solve"])
+    assert is_acyclic(dag) and dag_treewidth(dag).width <= k
+    result = arts["solve"].meta["result"]
+    assert result["objective"] == pytest.approx(_family_score(arts, dag), abs=1e-6)
+    unbounded = run_stages(cache, replace(base, time_limit=None).validated())
+    assert result["objective"] <= unbounded["solve"].meta["result"]["objective"] + 1e-6
+
+
+def test_ilp_within_cops_bags(cache):
+    cfg = RunConfig(network="asia", rows=3000, seed=0, method="cops", palim=2, within_bags=True).validated()
+    arts = run_stages(cache, cfg)
+    bags = [set(b) for b in arts["restrict"].meta["bags"]]
+    for child, parents in enumerate(parents_from_adjacency(dag_of(arts["solve"]))):
+        assert any({child, *parents} <= bag for bag in bags)
+    assert arts["solve"].meta["result"]["status"] == "optimal"
