@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from constraints.bitset import bits, to_tuple
+from graphs.bitsets import bits, to_tuple
 from constraints.citests import CITest
 from constraints.cops_oracle import CountingOracle, IndepFn, OracleTimeout
 from constraints.cops_postprocess import (

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from constraints.bitset import to_bitset
+from graphs.bitsets import to_mask
 from constraints.citests import CIResult
 from constraints.cops_oracle import CountingOracle, IndepFn, OracleTimeout
 from constraints.pc import pc
@@ -37,7 +37,7 @@ def run_pc(indep: IndepFn, n_vars: int, *, time_limit: float | None = None,
     oracle = CountingOracle(indep, time_limit=time_limit, check_every=check_every)
 
     def test(x: int, y: int, cond=()) -> CIResult:
-        independent = oracle(int(x), int(y), to_bitset(int(s) for s in cond))
+        independent = oracle(int(x), int(y), to_mask(int(s) for s in cond))
         return CIResult(1.0 if independent else 0.0, 0.0, 0)
 
     start = time.monotonic()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from constraints.bitset import to_tuple
+from graphs.bitsets import to_tuple
 
 IndepFn = Callable[[int, int, tuple[int, ...]], bool]
 

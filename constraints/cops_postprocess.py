@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from constraints.bitset import bits, submasks_increasing
+from graphs.bitsets import bits, submasks_increasing
 from constraints.cops_oracle import CountingOracle
 
 

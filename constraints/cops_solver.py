@@ -18,7 +18,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from constraints.bitset import bits, lowest
+from graphs.bitsets import bits, lowest
 from constraints.cops_oracle import CountingOracle
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-from search.bitsets import bits
+from graphs.bitsets import bits
 
 
 def is_clique(nodes: int, adj: Sequence[int]) -> bool:

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from graphs.pdag import pdag_to_dag
-from search.bitsets import bits, to_tuple
+from graphs.bitsets import bits, to_tuple
 from search.ges_ops import (
     CPDAGMasks,
     all_delete_subsets,

@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from graphs.pdag import dag_to_cpdag, pdag_to_dag
-from search.bitsets import bits, column_masks, submasks, to_tuple
+from graphs.bitsets import bits, column_masks, submasks_decreasing, to_tuple
 from search.chordal import clique_subsets, is_clique
 from search.score_cache import LocalScoreCache
 
@@ -169,7 +169,7 @@ def all_delete_subsets(m: CPDAGMasks, x: int, y: int) -> list[int]:
     """Every ``H ⊆ NA_{Y,X}`` with ``NA_{Y,X} \\ H`` a clique: the full BES operator set of an edge."""
     na = m.ne[y] & m.adj[x]
     if is_clique(na, m.adj):  # fast path, e.g. in the complete graph
-        return list(submasks(na))
+        return list(submasks_decreasing(na))
     return [na & ~c for c in clique_subsets(na, m.adj)]
 
 

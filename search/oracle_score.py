@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import entr
 
-from search.bitsets import bits, to_mask
+from graphs.bitsets import bits, to_mask
 
 DEFAULT_N = 5e9
 """Virtual sample size of the paper's experiment."""

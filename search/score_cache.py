@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from search.bitsets import to_mask, to_tuple
+from graphs.bitsets import to_mask, to_tuple
 
 LocalScore = Callable[[int, tuple[int, ...]], float]
 

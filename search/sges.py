@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from search.bitsets import bits, to_mask
+from graphs.bitsets import bits, to_mask
 from search.chordal import max_clique_size, maximal_cliques
 from search.ges import (
     GESError,

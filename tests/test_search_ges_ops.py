@@ -13,7 +13,7 @@ import pytest
 from graphs.dag import is_acyclic
 from graphs.pdag import dag_to_cpdag, pdag_to_dag
 from graphs.random_graphs import random_dag
-from search.bitsets import bits, to_mask
+from graphs.bitsets import bits, to_mask
 from search.chordal import clique_subsets, is_clique, max_clique_size, maximal_cliques
 from search.ges_ops import (
     CPDAGMasks,

@@ -5,7 +5,7 @@ import pytest
 
 from graphs.pdag import dag_to_cpdag
 from graphs.random_graphs import random_dag
-from search.bitsets import bits, to_mask
+from graphs.bitsets import bits, to_mask
 from search.chordal import is_clique, max_clique_size
 from search.ges_ops import CPDAGMasks
 from search.sges import SGESBoundError, clique_bound, parse_bound, selective_generate_ops, sges
