@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from pyscipopt import SCIP_PARAMSETTING, SCIP_HEURTIMING
 from graphs.dag import find_cycle
 from ilp.cluster_cuts import ClusterConshdlr
 from ilp.heuristics import SinksHeur, sinks_dag
-from ilp.model import build_model
+from ilp.model import FamilyModel, build_model
 from ilp.problem import ILPInfeasibleError, ILPInputError, build_problem
 from ilp.result import ILPResult
 from scores.table import ScoreTable
@@ -86,6 +87,7 @@ def solve_ilp(
     sinks_freq: int = 1,
     warm_start: bool = True,
     scip_params: dict[str, Any] | None = None,
+    extend: Callable[[FamilyModel], Iterable[Any]] | None = None,
 ) -> ILPResult:
     """Maximise the total local score over DAGs whose families are in ``table``.
 
@@ -103,7 +105,11 @@ def solve_ilp(
     acyclicity propagation (SCIP semantics: 0 root only, -1 never); ``sinks_freq`` is the node
     frequency of the sink-finding heuristic (-1 off); ``warm_start`` seeds SCIP with the greedy
     sinks DAG; ``scip_params`` overrides any SCIP parameter. ``time_limit`` bounds SCIP's solve
-    only (validation and model building come before it).
+    only (validation and model building come before it). ``extend(fm)``, if given, is called on
+    the :class:`ilp.model.FamilyModel` once the plugins above are in place and before the warm
+    start; it may add variables, rows, plugins and start solutions (e.g. the treewidth bound of
+    :mod:`ilp.elimination`) and returns its plugins: their ``error`` is re-raised after the solve
+    and their ``stats`` dicts are merged into the result's.
 
     Raises :class:`ILPInputError` (a ``ValueError``) on bad input before the solver starts,
     :class:`ILPInfeasibleError` if no acyclic choice of candidate parent sets exists, and
@@ -130,6 +136,7 @@ def solve_ilp(
     heur = SinksHeur(problem, fm.x, fm.arcs)
     model.includeHeur(heur, "sinks", "sink-finding heuristic on the LP solution", "k",
                       priority=1000, freq=sinks_freq, timingmask=SCIP_HEURTIMING.AFTERLPNODE)
+    plugins = [conshdlr, heur] + list(extend(fm) if extend is not None else ())
     warm = None
     if warm_start:
         warm = sinks_dag(problem)
@@ -141,7 +148,7 @@ def solve_ilp(
     t_solve = time.perf_counter() - t0 - t_build
     if verbose:
         model.printStatistics()
-    for plugin in (conshdlr, heur):
+    for plugin in plugins:
         if plugin.error is not None:
             raise plugin.error
     status = model.getStatus()
@@ -169,9 +176,9 @@ def solve_ilp(
         "lp_iterations": model.getNLPIterations(),
         "cuts_applied": model.getNCutsApplied(),
         "warm_start_objective": float(problem.score[warm].sum()) if warm is not None else None,
-        **conshdlr.stats,
-        **heur.stats,
     }
+    for plugin in plugins:
+        stats.update(plugin.stats)
     logger.info("ILP %s: objective %.6f, dual bound %.6f, %d nodes, %.2f s",
                 status, objective, dual, stats["nodes"], t_solve)
     return ILPResult(
