@@ -287,6 +287,16 @@ def _extension(k: int, warm_start: bool, heur_freq: int):
     return extend
 
 
+def _width_at_most(dag: np.ndarray, k: int) -> bool:
+    """Whether the moral graph of ``dag`` has treewidth ``<= k`` (min-fill first, exact if needed)."""
+    if dag_treewidth(dag, exact=False).width <= k:
+        return True
+    try:
+        return dag_treewidth(dag).width <= k
+    except ValueError:  # too large for the exact programme: undecided, so not certified
+        return False
+
+
 def solve_bounded_treewidth(
     table: ScoreTable,
     k: int,
@@ -294,6 +304,7 @@ def solve_bounded_treewidth(
     palim: int | None = None,
     warm_start: bool = True,
     sinks_freq: int = 1,
+    relaxation_first: bool = True,
     **ilp_options,
 ) -> ILPResult:
     """Best DAG over the families of ``table`` whose moral graph has treewidth at most ``k``.
@@ -301,18 +312,33 @@ def solve_bounded_treewidth(
     Exact (Nie et al. 2014, program (3), on :func:`ilp.solve_ilp`; see the module docstring);
     ``palim`` is capped at ``k``; ``warm_start`` and ``sinks_freq`` drive the treewidth-aware
     heuristic; other ``ilp_options`` (``time_limit``, ``seed``, ``verbose``, ...) go to
-    :func:`ilp.solve_ilp`. ``stats["treewidth"]`` is the exact treewidth of the result's moral
-    graph. Raises :class:`TreewidthInputError` unless ``1 <= k <= n - 1``.
+    :func:`ilp.solve_ilp`. With ``relaxation_first`` the unbounded problem (parent limit ``k``, a
+    relaxation) is solved first, with half of any time limit: an optimum whose moral graph
+    already has treewidth ``<= k`` is optimal for the bounded problem too, and is returned with
+    ``stats["relaxation_optimal"] = True``. ``stats["treewidth"]`` is the exact treewidth of the
+    result's moral graph. Raises :class:`TreewidthInputError` unless ``1 <= k <= n - 1``.
     """
     if not isinstance(table, ScoreTable):
         raise TreewidthInputError(f"expected a ScoreTable, got {type(table).__name__}")
     k = check_width(k, table.n_vars)
     if palim is None or (isinstance(palim, (int, np.integer)) and palim > k):
         palim = k
-    res = solve_ilp(table, palim=palim, sinks_freq=-1, warm_start=False,
-                    extend=_extension(k, warm_start, sinks_freq), **ilp_options)
+    time_limit = ilp_options.pop("time_limit", None)
+    res, via_relaxation = None, False
+    if relaxation_first:
+        first = solve_ilp(table, palim=palim, time_limit=None if time_limit is None else time_limit / 2,
+                          **ilp_options)
+        if first.status == "optimal" and _width_at_most(first.dag, k):
+            res, via_relaxation = first, True
+            logger.info("the unbounded optimum has treewidth <= %d: it is the bounded optimum", k)
+        elif time_limit is not None:
+            time_limit = max(time_limit - sum(first.times.values()), time_limit / 4)
+    if res is None:
+        res = solve_ilp(table, palim=palim, sinks_freq=-1, warm_start=False, time_limit=time_limit,
+                        extend=_extension(k, warm_start, sinks_freq), **ilp_options)
     width = dag_treewidth(res.dag).width
     if width > k:  # pragma: no cover - guarded by the treewidth rows
         raise ILPSolveError(f"the learned DAG has treewidth {width} > k={k}")
     res.stats["treewidth"] = width
+    res.stats["relaxation_optimal"] = via_relaxation
     return res

@@ -75,11 +75,14 @@ def check_result(table: ScoreTable, res) -> None:
 @pytest.mark.parametrize("n", [4, 5, 6])
 @pytest.mark.parametrize("k", [1, 2])
 @pytest.mark.parametrize("seed", range(3))
-def test_bounded_matches_brute_force(n, k, seed):
+@pytest.mark.parametrize("relaxation_first", [True, False])
+def test_bounded_matches_brute_force(n, k, seed, relaxation_first):
+    """Both paths are exact: the elimination-order IP, and the unbounded optimum when it fits."""
     table = candidate_table(n, 100 * n + 10 * k + seed)
     expected = brute_force(table, lambda moral: treewidth_exact(moral).width <= k)
-    res = solve_bounded_treewidth(table, k, seed=seed)
+    res = solve_bounded_treewidth(table, k, seed=seed, relaxation_first=relaxation_first)
     assert res.status == "optimal"
+    assert res.stats["relaxation_optimal"] in ((True, False) if relaxation_first else (False,))
     assert res.objective == pytest.approx(expected, abs=1e-9)
     check_result(table, res)
     assert dag_treewidth(res.dag).width <= k
