@@ -51,15 +51,9 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     import ilp
 
     options = {"time_limit": cfg.time_limit, "verbose": False, "seed": 0}
-    table = inputs.table
-    if cfg.within_bags:
-        from ilp.ktree_filter import restrict_to_bags
-
-        table = restrict_to_bags(table, inputs.bags)
+    table = ilp.restrict_to_bags(inputs.table, inputs.bags) if cfg.within_bags else inputs.table
     if cfg.treewidth is not None:
-        from ilp.elimination import solve_bounded_treewidth
-
-        result = solve_bounded_treewidth(table, cfg.treewidth, **options)
+        result = ilp.solve_bounded_treewidth(table, cfg.treewidth, **options)
     else:
         result = ilp.solve_ilp(table, **options)
     summary = {k: v for k, v in result.to_dict().items() if k not in ("parent_sets", "names")}
