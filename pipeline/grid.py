@@ -50,7 +50,7 @@ from .executors import DaskExecutor, LocalExecutor, connect_scheduler, start_clu
 
 logger = logging.getLogger(__name__)
 
-JOB_VERSION = "1"
+JOB_VERSION = "2"
 
 #: grid key -> RunConfig field, in expansion order
 LIST_KEYS = {
@@ -77,7 +77,8 @@ RESULT_COLUMNS = [
     "t_data", "t_restrict", "t_score", "t_solve", "t_hybrid", "t_unrestricted", "reduction",
     "n_tests", "n_allowed", "n_pairs", "n_candidates", "objective", "dual_bound", "gap",
     "shd", "precision", "recall", "f1", "added", "missing", "reversed",
-    "f1_vs_unrestricted", "shd_vs_unrestricted", "n_candidates_unrestricted", "key",
+    "f1_vs_unrestricted", "shd_vs_unrestricted", "n_candidates_unrestricted", "status_unrestricted",
+    "gap_unrestricted", "key",
 ]
 
 
@@ -220,6 +221,8 @@ def job_row(cfg: RunConfig, arts: dict[str, Artifact], base: dict[str, Artifact]
             f1_vs_unrestricted=vs["f1"],
             shd_vs_unrestricted=vs["shd"],
             n_candidates_unrestricted=_candidates(base),
+            status_unrestricted=base["solve"].meta["result"].get("status"),
+            gap_unrestricted=base["solve"].meta["result"].get("gap"),
         )
     return row
 

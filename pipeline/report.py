@@ -142,10 +142,12 @@ def format_run_summary(cfg: RunConfig, artifacts: Mapping[str, Artifact], output
 SWEEPS = {"alpha": "significance level alpha", "max_order": "CI order", "palim": "parent limit"}
 TABLE_COLUMNS = [
     ("network", "network"), ("rows", "N"), ("seed", "seed"), ("method", "method"), ("alpha", "alpha"),
-    ("max_order", "order"), ("score", "score"), ("palim", "palim"), ("n_tests", "tests"),
+    ("max_order", "order"), ("score", "score"), ("palim", "palim"), ("solver", "solver"),
+    ("treewidth", "treewidth bound"), ("n_tests", "tests"),
     ("edges_removed", "edges removed"), ("n_candidates", "parent sets"), ("t_restrict", "T_restrict"),
     ("t_score", "T_score"), ("t_solve", "T_solve"), ("t_hybrid", "T_hybrid"),
-    ("t_unrestricted", "T_unrestricted"), ("reduction", "reduction"), ("gap", "gap"), ("status", "status"),
+    ("t_unrestricted", "T_unrestricted"), ("status_unrestricted", "status alone"), ("reduction", "reduction"),
+    ("gap", "gap"), ("status", "status"),
     ("shd", "SHD"), ("f1", "F1 vs truth"), ("f1_vs_unrestricted", "F1 vs G_score"),
 ]
 

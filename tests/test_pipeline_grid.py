@@ -152,6 +152,7 @@ def test_time_limit_is_recorded_with_gap(tmp_path, monkeypatch):
     grid = parse_grid(SMALL.replace('["asia", "cancer"]', '["cancer"]'))
     frame = run_grid(grid, StageCache(tmp_path / "c"))
     assert list(frame["status"]) == ["timelimit", "timelimit"] and (frame["gap"] == 0.25).all()
+    assert list(frame["status_unrestricted"]) == ["timelimit"] * 2 and (frame["gap_unrestricted"] == 0.25).all()
 
 
 def test_interrupt_leaves_cache_valid_and_resumable(tmp_path, monkeypatch):
