@@ -111,6 +111,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--scores", nargs="+", default=["bdeu", "bic"])
     ap.add_argument("--peers", nargs="*", default=["pgmpy", "causallearn"])
+    ap.add_argument("--peer-max-vars", type=int, default=30,
+                    help="skip the peers on larger networks (they need many minutes here)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
@@ -129,10 +131,14 @@ def main(argv=None):
             judge(0, (1, 2))  # compile the numba kernels before timing
             runs = [("ours-ges", lambda: run_ours(data, arities, score, "ges")),
                     ("ours-sges(parents:3)", lambda: run_ours(data, arities, score, "sges"))]
-            if "pgmpy" in args.peers:
-                runs.append(("pgmpy", lambda: run_pgmpy(df, score)))
-            if "causallearn" in args.peers and score == "bdeu":
-                runs.append(("causal-learn", lambda: run_causallearn(data)))
+            if args.peers and net.n_vars > args.peer_max_vars:
+                print(f"| {name} | {score} | peers skipped: {net.n_vars} variables > --peer-max-vars "
+                      f"{args.peer_max_vars} | | | | | | |")
+            else:
+                if "pgmpy" in args.peers:
+                    runs.append(("pgmpy", lambda: run_pgmpy(df, score)))
+                if "causallearn" in args.peers and score == "bdeu":
+                    runs.append(("causal-learn", lambda: run_causallearn(data)))
             ref = None
             for solver, fn in runs:
                 P, elapsed, evals = fn()

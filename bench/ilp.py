@@ -8,7 +8,10 @@ Reference (GOBNILP C on SCIP 6, scoring + solving, 2 cores): alarm N=1000 ~5 s, 
 N=5000 ~5 s, alarm N=5000 ~27 s, hepar2 N=5000 ~8 s, hailfinder N=5000 ~33 s.
 
     .venv/bin/python bench/ilp.py [--networks alarm hailfinder hepar2] [--rows 1000 5000]
-                                  [--no-pc | --only-pc] [--time-limit 600]
+                                  [--extra insurance:5000] [--no-pc | --only-pc] [--time-limit 600]
+
+``--extra NET:N ...`` adds single cases after the networks x rows grid (default: insurance N=5000,
+one of the reference figures).
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ def main() -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--no-pc", action="store_true", help="only without PC restriction")
     group.add_argument("--only-pc", action="store_true", help="only with PC restriction")
+    parser.add_argument("--extra", nargs="*", default=["insurance:5000"], metavar="NET:N")
     parser.add_argument("--time-limit", type=float, default=600.0)
     args = parser.parse_args()
     modes = [False] if args.no_pc else [True] if args.only_pc else [False, True]
@@ -81,12 +85,13 @@ def main() -> None:
             "solve_wall", "solve_cpu", "total_cpu", "nodes", "lp_iter", "cuts"]
     print(" ".join(f"{c:>12}" for c in cols), flush=True)
     print(f"{'':>12} (cuts = greedy/sub-IP/integral; times in seconds)", flush=True)
-    for network in args.networks:
-        for n_rows in args.rows:
-            for use_pc in modes:
-                row = run(network, n_rows, use_pc, args.time_limit)
-                print(" ".join(f"{row[c]:>12.2f}" if isinstance(row[c], float) else f"{row[c]!s:>12}"
-                               for c in cols), flush=True)
+    cases = [(network, n_rows) for network in args.networks for n_rows in args.rows]
+    cases += [(case.split(":")[0], int(case.split(":")[1])) for case in args.extra]
+    for network, n_rows in cases:
+        for use_pc in modes:
+            row = run(network, n_rows, use_pc, args.time_limit)
+            print(" ".join(f"{row[c]:>12.2f}" if isinstance(row[c], float) else f"{row[c]!s:>12}"
+                           for c in cols), flush=True)
 
 
 if __name__ == "__main__":

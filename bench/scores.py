@@ -4,15 +4,19 @@ For each case it prints: wall and CPU time of ``build_score_table`` (palim 3, no
 families scored per second, table size before pruning (all sets within palim) and after, and for
 the alarm/hepar2 cases pgmpy's BDeu/BIC ``local_score`` on a random sample of the same families
 (families per second and the speed ratio). Also checks that our scores equal pgmpy's on the sample.
+The peak resident memory of the process so far is printed after each case (the andes cases come
+last, so their line bounds the memory of the andes table).
 
     .venv/bin/python bench/scores.py                # everything (several minutes)
     .venv/bin/python bench/scores.py --quick        # alarm only, small pgmpy sample
+    .venv/bin/python bench/scores.py --no-peers --totals andes:5000:bdeu
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import time
 import warnings
@@ -31,8 +35,7 @@ from scores.candidates import build_score_table  # noqa: E402
 from scores.local import local_score  # noqa: E402
 
 PEER_CASES = [(net, n, s) for net in ("alarm", "hepar2") for n in (1000, 5000) for s in ("bdeu", "bic")]
-TOTAL_CASES = [("hailfinder", 5000, "bdeu"), ("barley", 5000, "bdeu"), ("andes", 1000, "bdeu"),
-               ("andes", 5000, "bdeu")]
+TOTAL_CASES = ["hailfinder:5000:bdeu", "barley:5000:bdeu", "andes:1000:bdeu", "andes:5000:bdeu"]
 
 
 def run_ours(data, arities, score, n_jobs):
@@ -65,8 +68,10 @@ def sample_families(n_vars, rng, size):
 
 def describe(table, wall, cpu):
     c = table.meta["counts"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     return (f"wall {wall:7.2f} s  cpu {cpu:7.2f} s  scored {c['scored']:>11,d}  "
-            f"{c['scored'] / wall:>12,.0f} fam/s  sets {c['total']:>11,d} -> kept {c['kept']:>7,d}")
+            f"{c['scored'] / wall:>12,.0f} fam/s  sets {c['total']:>11,d} -> kept {c['kept']:>7,d}  "
+            f"peak RSS so far {peak:,.0f} MiB")
 
 
 def main() -> None:
@@ -75,8 +80,11 @@ def main() -> None:
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--pgmpy-sample", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-peers", action="store_true", help="skip the alarm/hepar2 cases against pgmpy")
+    parser.add_argument("--totals", nargs="*", default=TOTAL_CASES, metavar="NET:N:SCORE",
+                        help="cases timed without pgmpy (default: %(default)s)")
     args = parser.parse_args()
-    peer_cases = [c for c in PEER_CASES if c[0] == "alarm"] if args.quick else PEER_CASES
+    peer_cases = [] if args.no_peers else [c for c in PEER_CASES if c[0] == "alarm"] if args.quick else PEER_CASES
     sample = 50 if args.quick else args.pgmpy_sample
     print(f"cores {os.cpu_count()}, n_jobs {args.n_jobs}, load average at start {os.getloadavg()}")
     rng = np.random.default_rng(args.seed)
@@ -93,7 +101,9 @@ def main() -> None:
         print(f"{'':>10} pgmpy: {pgmpy_rate:>9,.0f} fam/s on {len(families)} sampled families "
               f"(scores agree: {agree});  ours/pgmpy = {ours_rate / pgmpy_rate:,.0f}x")
     if not args.quick:
-        for name, n_rows, score in TOTAL_CASES:
+        for case in args.totals:
+            name, n_rows, score = case.split(":")
+            n_rows = int(n_rows)
             ds = forward_sample(load_network(name), n_rows, args.seed)
             table, wall, cpu = run_ours(ds.data, ds.arities, score, args.n_jobs)
             print(f"{name:>10} N={n_rows:<5} {score:>4}  {describe(table, wall, cpu)}")

@@ -172,3 +172,36 @@ def test_bad_input():
         build_score_table(data, arities, palim=3, required=required, allowed=allowed)
     with pytest.raises(CandidateError, match="names"):
         build_score_table(data, arities, names=["a"])
+
+
+@pytest.mark.parametrize("score", ["bdeu", "bic"])
+@pytest.mark.parametrize("seed,n_rows,palim", [(30, 25, 3), (31, 400, 3), (32, 3000, 2), (33, 120, 4)])
+@pytest.mark.parametrize("restricted", [False, True])
+def test_kept_sets_equal_brute_force_dominance(score, seed, n_rows, palim, restricted):
+    """Against ``local_score`` directly: keep W iff it beats every proper subset (ties to the subset).
+
+    Every pruning bound must remove only sets that this rule drops anyway, with and without a
+    (directional) restriction. The data has a one-state variable (adding it to a set is an exact
+    tie) and a deterministic function of another column (zero-entropy families).
+    """
+    data, arities = _data(seed, n_vars=7, n_rows=n_rows)
+    data[:, 5] = 0
+    arities[5] = 1  # a one-state variable: adding it to any set ties
+    data[:, 6] = data[:, 0] % arities[6]  # a function of another column
+    n = data.shape[1]
+    rng = np.random.default_rng(seed)
+    allowed = rng.random((n, n)) < 0.7 if restricted else np.ones((n, n), dtype=bool)
+    np.fill_diagonal(allowed, False)
+    table = build_score_table(data, arities, score, ess=1.0, palim=palim,
+                              allowed=allowed if restricted else None)
+    n_ties = 0
+    for v in range(n):
+        pool = np.flatnonzero(allowed[:, v]).tolist()
+        scores = {ps: local_score(data, arities, v, ps, score, ess=1.0)
+                  for k in range(min(palim, len(pool)) + 1) for ps in itertools.combinations(pool, k)}
+        want = _non_dominated(scores)
+        assert table.families[v].keys() == want.keys(), (score, v)
+        for ps, s in table.families[v].items():
+            assert s == pytest.approx(want[ps], rel=1e-12)
+        n_ties += sum(scores[ps] == scores[tuple(p for p in ps if p != 5)] for ps in scores if 5 in ps)
+    assert n_ties > 0
