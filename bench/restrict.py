@@ -71,10 +71,10 @@ def run_pgmpy(data, args, test=None):
     from pgmpy.estimators import PC
 
     df = pd.DataFrame(data.astype(np.int64), columns=[f"V{i}" for i in range(data.shape[1])])
-    ci_test = PEER_TEST[args.test][0]
-    if test is not None:
-        def ci_test(x, y, z, significance_level, **_):
-            return test(int(x[1:]), int(y[1:]), [int(v[1:]) for v in z]).p_value >= significance_level
+    def ours(x, y, z, significance_level, **_):
+        return test(int(x[1:]), int(y[1:]), [int(v[1:]) for v in z]).p_value >= significance_level
+
+    ci_test = PEER_TEST[args.test][0] if test is None else ours
 
     t0, c0 = time.perf_counter(), time.process_time()
     graph, _ = PC(df).estimate(variant="stable", ci_test=ci_test, return_type="skeleton",

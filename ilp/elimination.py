@@ -35,7 +35,6 @@ import numpy as np
 from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT, Sepa, quicksum
 
 from graphs.dag import topological_order
-from graphs.moral import moral_graph
 from graphs.treedec import elimination_fill
 from graphs.treewidth import dag_treewidth, greedy_elimination_order
 from ilp.guard import guarded

@@ -32,6 +32,7 @@ from search.ges_ops import (
     deletable_pairs,
     delete_deltas,
     insert_candidates,
+    insertable_pairs,
 )
 from search.score_cache import LocalScore, LocalScoreCache
 
@@ -110,20 +111,14 @@ def forward_search(
     Only valid operators are scored (validity is checked first), so the distinct-evaluation
     count is that of the operators GES can actually apply.
     """
-    n = cache.n_vars
     steps = 0
     while True:
         m = CPDAGMasks.of(P)
         best: tuple[float, int, int, int] | None = None
-        for y in range(n):
-            for x in range(n):
-                if x == y or m.adj[y] >> x & 1:
-                    continue
-                if adjacency_allowed is not None and not adjacency_allowed[x, y]:
-                    continue
-                for delta, t in insert_candidates(cache, m, x, y, max_parents):
-                    if delta > 0 and (best is None or delta > best[0]):
-                        best = (delta, x, y, t)
+        for x, y in insertable_pairs(m, adjacency_allowed):
+            for delta, t in insert_candidates(cache, m, x, y, max_parents):
+                if delta > 0 and (best is None or delta > best[0]):
+                    best = (delta, x, y, t)
         if best is None:
             return P, steps
         delta, x, y, t = best

@@ -26,7 +26,7 @@ extension (``graphs.pdag.pdag_to_dag``) followed by ``graphs.pdag.dag_to_cpdag``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -173,6 +173,18 @@ def all_delete_subsets(m: CPDAGMasks, x: int, y: int) -> list[int]:
     return [na & ~c for c in clique_subsets(na, m.adj)]
 
 
+def insertable_pairs(m: CPDAGMasks, adjacency_allowed: np.ndarray | None = None) -> Iterator[tuple[int, int]]:
+    """Non-adjacent ordered pairs ``(x, y)`` (``y`` ascending, then ``x``) that may become adjacent."""
+    n = len(m.adj)
+    for y in range(n):
+        for x in range(n):
+            if x == y or m.adj[y] >> x & 1:
+                continue
+            if adjacency_allowed is not None and not adjacency_allowed[x, y]:
+                continue
+            yield x, y
+
+
 def deletable_pairs(m: CPDAGMasks) -> list[tuple[int, int]]:
     """Ordered pairs ``(X, Y)`` with ``X -> Y`` or ``X - Y``: the edges a Delete can remove."""
     n = len(m.adj)
@@ -205,15 +217,9 @@ def valid_inserts(
 ) -> list[Operator]:
     """Every valid ``Insert`` operator of the CPDAG ``P`` with its score difference."""
     m = CPDAGMasks.of(P)
-    n = len(m.adj)
     ops = []
-    for y in range(n):
-        for x in range(n):
-            if x == y or m.adj[y] >> x & 1:
-                continue
-            if adjacency_allowed is not None and not adjacency_allowed[x, y]:
-                continue
-            ops.extend(Operator("insert", x, y, to_tuple(t), d) for d, t in insert_candidates(cache, m, x, y, max_parents))
+    for x, y in insertable_pairs(m, adjacency_allowed):
+        ops.extend(Operator("insert", x, y, to_tuple(t), d) for d, t in insert_candidates(cache, m, x, y, max_parents))
     return ops
 
 
