@@ -27,18 +27,21 @@ def sinks_dag(problem: FamilyProblem, weights: np.ndarray | None = None) -> list
     """
     n, bits, score = problem.n, problem.bits, problem.score
     w = np.zeros(problem.n_families) if weights is None else np.asarray(weights, dtype=float)
+    w_round = np.round(w, 9)
     ranked = []
     for v in range(n):
         fams = problem.by_child[v]  # already sorted by decreasing score
-        ranked.append(fams[np.argsort(-np.round(w[fams], 9), kind="stable")].tolist())
+        ranked.append(fams[np.argsort(-w_round[fams], kind="stable")].tolist())
+    w_round = w_round.tolist()  # Python floats: rounding numpy scalars in the loop below is slow
     ptr = [0] * n
     remaining = (1 << n) - 1
     allowed = [0] * n
 
     def first_fit(v: int, start: int, banned: int) -> int:
         lst = ranked[v]
+        end = len(lst)
         i = start
-        while i < len(lst) and bits[lst[i]] & banned:
+        while i < end and bits[lst[i]] & banned:
             i += 1
         return i
 
@@ -57,7 +60,7 @@ def sinks_dag(problem: FamilyProblem, weights: np.ndarray | None = None) -> list
             for p in problem.parents[f]:
                 j = first_fit(u, ptr[u] + 1, outside | (1 << p))
                 damage[p] += (score[f] - score[ranked[u][j]]) if j < len(ranked[u]) else np.inf
-        sink = max(alive, key=lambda v: (round(w[pref[v]], 9), -damage[v], -v))
+        sink = max(alive, key=lambda v: (w_round[pref[v]], -damage[v], -v))
         remaining &= ~(1 << sink)
         allowed[sink] = remaining
         alive.remove(sink)

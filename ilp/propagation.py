@@ -20,9 +20,12 @@ def implied_arcs(problem: FamilyProblem, allowed: np.ndarray) -> np.ndarray:
     ``allowed`` is a boolean mask over families; a child with no allowed family has no implied
     arcs (the convexity row makes that node infeasible anyway).
     """
-    counts = np.bincount(problem.child[allowed], minlength=problem.n)
-    per_parent = np.zeros((problem.n, problem.n), dtype=np.int64)  # [v, u]
-    np.add.at(per_parent, problem.child[allowed], problem.pmask[allowed].astype(np.int64))
+    n = problem.n
+    child = problem.child[allowed]
+    counts = np.bincount(child, minlength=n)
+    # per_parent[v, u]: allowed families of v containing u (one flat bincount beats np.add.at).
+    cells = (child[:, None] * n + np.arange(n)).ravel()
+    per_parent = np.bincount(cells, weights=problem.pmask[allowed].ravel(), minlength=n * n).reshape(n, n)
     return ((per_parent == counts[:, None]) & (counts[:, None] > 0)).T
 
 
