@@ -39,12 +39,15 @@ does; ``palim`` counts the required parents too.
 
 Execution: one numba kernel per child (:func:`child_kernel`, ``nogil``) holds the whole
 enumeration, so children run in parallel *threads* that share the data and its bitsets (no
-per-worker copies or pickling, no start-up cost; memory per thread is a few tens of MB of
-scratch plus two layers of alive sets, ``C(m, palim - 1)`` entries, e.g. 25k for andes at
-palim 3). Counting picks, per family, the cheapest path of ``scores.counts`` (bitsets for
-small cell spaces, histograms otherwise). Compiled kernels are cached on disk by numba
-(``cache=True``); numba checks only the timestamp of the file defining the cached function, so
-after editing ``scores/counts.py`` or ``scores/local.py`` delete ``scores/__pycache__/*.nb?``.
+per-worker copies or pickling, no start-up cost; memory per thread is up to about 100 MB of
+scratch, mostly memo tables of score terms touched only as far as used, plus two layers of
+alive sets, ``C(m, palim - 1)`` entries, e.g. 25k for andes at palim 3). Counting picks, per
+family, the cheapest path of ``scores.counts``: Möbius inversion of the shared triple counts of
+the binary variables (at most ``CUBE_VARS``; one popcount per family of four binary variables)
+when the family is binary with at most three parents, else bitsets for small cell spaces and
+histograms otherwise. Compiled kernels are cached on disk by numba (``cache=True``); numba
+checks only the timestamp of the file defining the cached function, so after editing
+``scores/counts.py`` or ``scores/local.py`` delete ``scores/__pycache__/*.nb?``.
 """
 
 from __future__ import annotations
@@ -59,8 +62,9 @@ import numpy as np
 from numba import njit
 from tqdm import tqdm
 
-from scores.counts import (MARK_LIMIT, as_columns, count_bitset, count_dense, count_grouped, count_touched,
-                           encode, group_rows, onehot_bitsets, prefix_cells)
+from scores.counts import (MARK_LIMIT, as_columns, binary_prefix_cells, count_binary, count_bitset, count_dense,
+                           count_grouped, count_touched, encode, group_rows, onehot_bitsets, prefix_cells,
+                           triple_counts)
 from scores.local import AIC, BDEU, BIC, penalty_weight, score_code, score_compact
 from scores.table import ScoreTable
 
@@ -72,8 +76,8 @@ TOL = 1e-9
 TABLE_LEN = 1 << 12
 """Longest memo table of score terms (counts up to ``N`` when ``N`` is below it)."""
 
-TABLE_BUDGET = 1 << 20
-"""Memo entries per child: ``min(256, TABLE_BUDGET // length)`` tables (BDeu needs one per ``q``)."""
+TABLE_BUDGET = 1 << 22
+"""Memo entries per child: ``min(1024, TABLE_BUDGET // length)`` tables (BDeu needs one per ``q``)."""
 
 CELL_WORDS = 1 << 16
 """Scratch budget (uint64 words) for the prefix-cell bitsets of the bitset counting path."""
@@ -83,6 +87,9 @@ DENSE_CELLS = 1 << 18
 
 INDEX2_MAX = 2048
 """Largest candidate pool with dense ``(m, m)`` tables of the alive parent pairs."""
+
+CUBE_VARS = 320
+"""Most binary variables for the table of their triple counts (``CUBE_VARS^3`` int32 entries)."""
 
 ROW_COST, WORD_COST = 6.0, 1.0
 """Relative costs of one row of the histogram paths and one popcount word (measured)."""
@@ -154,12 +161,13 @@ def _theorem1(members, k, pool_ar, w, w_ratio_max, c, q_w):
 
 
 @njit(cache=True, nogil=True)
-def child_kernel(cols, arities, bits, offsets, marg, x, pool, req, kmax, code, ess, w, prune):
+def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, req, kmax, code, ess, w, prune):
     """Enumerate and prune the parent sets of child ``x``; see the module docstring.
 
     ``bits``/``offsets`` are the one-hot row bitsets of ``scores.counts.onehot_bitsets`` and
-    ``marg`` the state counts in the same layout. ``pool`` are the candidate parents (sorted),
-    ``req`` the required ones, ``kmax`` the most pool parents per set, ``w`` Theorem 1's
+    ``marg`` the state counts in the same layout; ``cube`` the triple counts of
+    ``scores.counts.triple_counts`` over the variables with ``cube_index >= 0``. ``pool`` are the
+    candidate parents (sorted), ``req`` the required ones, ``kmax`` the most pool parents per set, ``w`` Theorem 1's
     ``w(X, Y)`` per pool entry. Returns the kept sets
     (rows of variable indices padded with -1), their scores and the ``STATS`` counters.
     """
@@ -195,15 +203,15 @@ def child_kernel(cols, arities, bits, offsets, marg, x, pool, req, kmax, code, e
     hist = np.zeros(dense_cap, dtype=np.int32)
     cfg_hist = np.zeros(dense_cap, dtype=np.int64)
     touched_rows = np.empty(n, dtype=np.int64)
-    cells = np.empty(n, dtype=np.int64)
-    configs = np.empty(n, dtype=np.int64)
+    cells = np.empty(n + 1, dtype=np.int64)
+    configs = np.empty(n + 1, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
     starts = np.empty(n + 1, dtype=np.int64)
     gscratch = np.zeros(r_max * (r + 1), dtype=np.int64)
     touched = np.empty(r_max * (r + 1), dtype=np.int64)
     zero_col = np.zeros(n, dtype=cols.dtype)
     tab_len = min(n + 1, TABLE_LEN)
-    n_slots = max(4, min(256, TABLE_BUDGET // tab_len))
+    n_slots = max(4, min(1024, TABLE_BUDGET // tab_len))
     slot_keys = np.full(n_slots, -1.0)
     cell_tabs = np.empty((n_slots, tab_len))
     cfg_tabs = np.empty((n_slots, tab_len))
@@ -227,6 +235,11 @@ def child_kernel(cols, arities, bits, offsets, marg, x, pool, req, kmax, code, e
         o = offsets[pool[t]]
         common[t] = np.argmax(marg[o: o + pool_ar[t]])
     key = np.empty(max(kmax, 1), dtype=np.int64)
+    prefix_bin = np.empty(3, dtype=np.int64)
+    lut = np.empty((8, 2), dtype=np.int64)
+    ones = np.empty(n_words, dtype=np.uint64)
+    h = np.empty(8, dtype=np.int64)
+    binary_prefix = False
 
     # output
     out_cap = 64
@@ -336,7 +349,25 @@ def child_kernel(cols, arities, bits, offsets, marg, x, pool, req, kmax, code, e
                     # bitset prefix only if it can beat the row paths (a big cell has > small_max rows)
                     max_big = min(q_s_full * r - 1, n // (small_max + 1))
                     bits_ready = q_s_full * r <= cell_cap and WORD_COST * max_big * n_words <= ROW_COST * n
-                    if bits_ready:
+                    cells_ready = False
+                    binary_prefix = nv <= 2 and cube_index[x] >= 0
+                    for t in range(nv):
+                        prefix_bin[t] = cube_index[prefix_vars[t]]
+                        binary_prefix = binary_prefix and prefix_bin[t] >= 0
+                    prefix_bin[nv] = cube_index[x]
+                    if binary_prefix:
+                        binary_prefix_cells(cube, bits, offsets, prefix_vars[:nv], x, prefix_bin, n, lut, cell_size,
+                                            ones)
+                    rows_ready = False
+                    grouped_ready = False
+                    prefix_ready = True
+                r_y = pool_ar[y]
+                if binary_prefix and cube_index[pool[y]] >= 0:
+                    o = offsets[pool[y]] + 1
+                    nc, nq = count_binary(cube, lut, nv + 1, cube_index[pool[y]], ones, cell_size, bits, o, marg[o],
+                                          h, cnt, cells, configs)
+                else:
+                    if bits_ready and not cells_ready:
                         n_cells, dominant = prefix_cells(bits, offsets, arities, prefix_vars[:nv], x, levels,
                                                          cell_size, small_start, small_rows, small_max)
                         n_big = 0
@@ -344,32 +375,29 @@ def child_kernel(cols, arities, bits, offsets, marg, x, pool, req, kmax, code, e
                             if t != dominant and cell_size[t] > small_max:
                                 n_big += 1
                         n_small = small_start[n_cells]
-                    rows_ready = False
-                    grouped_ready = False
-                    prefix_ready = True
-                r_y = pool_ar[y]
-                bits_cost = WORD_COST * (n_big * n_words * (r_y - 1) + n_cells * r_y) + ROW_COST * n_small
-                if bits_ready and bits_cost <= ROW_COST * n:
-                    nc, nq = count_bitset(cell_bits, cell_size, n_cells, dominant, small_start, small_rows,
-                                          small_max, r, bits, offsets, marg, cols, pool[y], r_y, common[y],
-                                          cnt, cells, configs)
-                else:
-                    if not rows_ready:
-                        q_s = encode(cols, prefix_vars[:nv], arities, codes, mark)
-                        for t in range(n):
-                            base[t] = codes[t] * r + xcol[t]
-                        rows_ready = True
-                    if q_s * r * r_y <= n:
-                        nc, nq = count_dense(base, q_s * r, cols[pool[y]], r_y, r, hist, cells, configs)
-                    elif q_s * r * r_y <= dense_cap:
-                        nc, nq = count_touched(base, q_s * r, cols[pool[y]], r_y, r, hist, cfg_hist, touched_rows,
-                                               cells, configs)
+                        cells_ready = True
+                    bits_cost = WORD_COST * (n_big * n_words * (r_y - 1) + n_cells * r_y) + ROW_COST * n_small
+                    if bits_ready and bits_cost <= ROW_COST * n:
+                        nc, nq = count_bitset(cell_bits, cell_size, n_cells, dominant, small_start, small_rows,
+                                              small_max, r, bits, offsets, marg, cols, pool[y], r_y, common[y],
+                                              cnt, cells, configs)
                     else:
-                        if not grouped_ready:
-                            group_rows(codes, q_s, order, starts)
-                            grouped_ready = True
-                        nc, nq = count_grouped(order, starts, q_s, cols[pool[y]], r_y, xcol, r, gscratch, touched,
-                                               cells, configs)
+                        if not rows_ready:
+                            q_s = encode(cols, prefix_vars[:nv], arities, codes, mark)
+                            for t in range(n):
+                                base[t] = codes[t] * r + xcol[t]
+                            rows_ready = True
+                        if q_s * r * r_y <= n:
+                            nc, nq = count_dense(base, q_s * r, cols[pool[y]], r_y, r, hist, cells, configs)
+                        elif q_s * r * r_y <= dense_cap:
+                            nc, nq = count_touched(base, q_s * r, cols[pool[y]], r_y, r, hist, cfg_hist, touched_rows,
+                                                   cells, configs)
+                        else:
+                            if not grouped_ready:
+                                group_rows(codes, q_s, order, starts)
+                                grouped_ready = True
+                            nc, nq = count_grouped(order, starts, q_s, cols[pool[y]], r_y, xcol, r, gscratch, touched,
+                                                   cells, configs)
                 if prune and code == BDEU and -nq * log_r < bss - margin:
                     stats[_BDEU] += 1
                     continue
@@ -495,11 +523,18 @@ def build_score_table(
     marg = np.concatenate([np.bincount(cols[v], minlength=int(arities[v])) for v in range(n_vars)])
     marg = marg.astype(np.int64)
     marginal_ll = _marginal_ll(marg, offsets, n_rows)
+    binary = np.flatnonzero(arities == 2)
+    cube_index = np.full(n_vars, -1, dtype=np.int64)
+    if binary.size <= CUBE_VARS:
+        cube = triple_counts(bits, offsets, binary)
+        cube_index[binary] = np.arange(binary.size)
+    else:
+        cube = np.zeros((1, 1, 1), dtype=np.int32)
     families: list[dict] = [{} for _ in range(n_vars)]
     totals = dict.fromkeys(("total", "pruned_constant", "not_generated", *STATS), 0)
 
     def one(v: int):
-        return v, _score_child(cols, arities, (bits, offsets, marg), v, allowed[:, v], required[:, v],
+        return v, _score_child(cols, arities, (bits, offsets, marg, cube, cube_index), v, allowed[:, v], required[:, v],
                                palim, code, float(ess), marginal_ll, prune)
 
     with tqdm(total=n_vars, desc=f"scores ({score})", unit="child", disable=not progress) as bar:

@@ -19,6 +19,12 @@ Three counting paths produce them for a prefix set ``S`` extended by one parent 
 * grouped: rows sorted by ``config(S)``, then a small per-group histogram with a list of touched
   cells (memory ``O(r_p * r_child)``, time ``O(N)``) for huge cell spaces.
 
+For families of binary variables with at most three parents a fourth path needs no per-family
+bitset work beyond one popcount: :func:`triple_counts` tabulates, once per data set, the rows
+with state 1 in every variable of each triple (pairs and singles on its diagonals), and
+:func:`count_binary` inverts those counts (Möbius inversion over the subsets of the family)
+into the cells, counting only the four-variable all-ones cell on a bitset.
+
 The kernels are numba-compiled and ``nogil`` so the score stage can run children in threads;
 the per-family ones are inlined into their caller (``inline="always"``): a call passing a dozen
 arrays otherwise costs about as much as counting a family of a binary network.
@@ -328,7 +334,8 @@ def count_bitset(cells_bits, cell_size, n_cells, dominant, small_start, small_ro
 
     ``bits``/``offsets`` are :func:`onehot_bitsets`, ``marg`` the state counts in the same
     layout, ``common`` the most frequent state of ``p``; ``cnt`` is scratch of
-    ``n_cells * r_p``. Counts of the dominant cell and of state ``common`` come from margins.
+    ``n_cells * r_p``, ``cells`` and ``configs`` need ``n_rows + 1`` entries. Counts of the dominant
+    cell and of state ``common`` come from margins.
     """
     n_words = cells_bits.shape[1]
     o = offsets[p]
@@ -366,6 +373,122 @@ def count_bitset(cells_bits, cell_size, n_cells, dominant, small_start, small_ro
             cnt[dominant * r_p + s] += marg[o + s]
             rest -= cnt[dominant * r_p + s]
     cnt[dominant * r_p + common] = rest
+    return compact_cells(cnt, n_cells, r_child, r_p, cells, configs)
+
+
+@njit(cache=True, nogil=True)
+def triple_counts(bits, offsets, binary):
+    """``cube[a, b, c]``: rows with state 1 in each of the binary variables ``binary[a, b, c]``.
+
+    Indices may repeat, so the diagonals hold the pair counts and the single-state counts.
+    """
+    nb = binary.shape[0]
+    n_words = bits.shape[1]
+    cube = np.empty((nb, nb, nb), dtype=np.int32)
+    ab = np.empty(n_words, dtype=np.uint64)
+    for a in range(nb):
+        row_a = bits[offsets[binary[a]] + 1]
+        for b in range(a, nb):
+            row_b = bits[offsets[binary[b]] + 1]
+            for w in range(n_words):
+                ab[w] = row_a[w] & row_b[w]
+            for c in range(b, nb):
+                row_c = bits[offsets[binary[c]] + 1]
+                total = 0
+                for w in range(n_words):
+                    total += popcount(ab[w] & row_c[w])
+                cube[a, b, c] = total
+                cube[a, c, b] = total
+                cube[b, a, c] = total
+                cube[b, c, a] = total
+                cube[c, a, b] = total
+                cube[c, b, a] = total
+    return cube
+
+
+@njit(cache=True, nogil=True)
+def binary_prefix_cells(cube, bits, offsets, variables, child, prefix_bin, n_rows, lut, cell_size, ones):
+    """Prefix cells of binary ``variables`` (at most two) and ``child`` from ``cube``, for :func:`count_binary`.
+
+    ``prefix_bin`` are the cube indices of ``variables`` then ``child``. Writes the cell sizes
+    in the layout of :func:`prefix_cells` (a cell mask has the first variable in its highest
+    bit) by Möbius inversion of the counts of state 1 in every variable of a subset ``T``; row
+    ``c`` of ``lut`` gets two cube indices whose set is the subset ``T`` of mask ``c`` (one
+    repeated when ``|T| = 1``), or -1 for ``T = ∅`` and ``|T| = 3``; with three variables
+    ``ones`` gets the bitset of their all-ones cell.
+    """
+    n_pre = variables.shape[0] + 1
+    n_cells = 1 << n_pre
+    for c in range(n_cells):
+        a = b = -1
+        size = 0
+        for i in range(n_pre):
+            if (c >> (n_pre - 1 - i)) & 1:
+                if size == 0:
+                    a = prefix_bin[i]
+                b = prefix_bin[i]
+                size += 1
+        if size == 0:
+            cell_size[c] = n_rows
+        elif size == 3:
+            cell_size[c] = cube[prefix_bin[0], prefix_bin[1], prefix_bin[2]]
+        else:
+            cell_size[c] = cube[a, a, b]
+        lut[c, 0] = a if size < 3 else -1
+        lut[c, 1] = b if size < 3 else -1
+    for i in range(n_pre):
+        bit = 1 << i
+        for c in range(n_cells):
+            if not c & bit:
+                cell_size[c] -= cell_size[c | bit]
+    if n_pre == 3:
+        row_a = bits[offsets[variables[0]] + 1]
+        row_b = bits[offsets[variables[1]] + 1]
+        row_c = bits[offsets[child] + 1]
+        for w in range(ones.shape[0]):
+            ones[w] = row_a[w] & row_b[w] & row_c[w]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def count_binary(cube, lut, n_pre, y_bin, ones, cell_size, bits, row_y, n_y, h, cnt, cells, configs):
+    """Compact counts of ``S ∪ {p}`` for binary ``p``, child and ``S`` (``|S| <= 2``) by Möbius inversion.
+
+    ``lut``, ``ones`` and ``cell_size`` are from :func:`binary_prefix_cells` of ``S`` and the
+    child (``n_pre`` variables); ``y_bin`` is ``p``'s cube index, ``row_y`` its state-1 row of
+    ``bits`` and ``n_y`` that state's count. The rows with ``p = 1`` and state 1 in every
+    variable of a subset ``T`` of ``S ∪ {child}`` are read from ``cube`` for ``|T| <= 2`` and
+    counted on the all-ones prefix cell for ``|T| = 3``; inverting over ``T`` gives the cells
+    with ``p = 1``, and the prefix cell sizes the rest. Writes the layout of
+    :func:`count_bitset` (``h`` is scratch of ``2^n_pre``); ``cube`` counts must fit int32.
+    """
+    n_cells = 1 << n_pre
+    h[0] = n_y
+    for c in range(1, n_cells):
+        if lut[c, 0] >= 0:
+            h[c] = cube[lut[c, 0], lut[c, 1], y_bin]
+        else:
+            total = 0
+            for w in range(ones.shape[0]):
+                total += popcount(ones[w] & bits[row_y, w])
+            h[c] = total
+    for i in range(n_pre):
+        bit = 1 << i
+        for c in range(n_cells):
+            if not c & bit:
+                h[c] -= h[c | bit]
+    for c in range(n_cells):
+        cnt[2 * c + 1] = h[c]
+        cnt[2 * c] = cell_size[c] - h[c]
+    return compact_cells(cnt, n_cells, 2, 2, cells, configs)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def compact_cells(cnt, n_cells, r_child, r_p, cells, configs):
+    """Compact counts from ``cnt[(prefix cell) * r_p + x_p]`` (prefix cell ``j * r_child + l``).
+
+    Branch-free: a zero count is written and then overwritten, so ``cells`` and ``configs`` need
+    one entry more than the non-zero counts (``n_rows + 1`` suffices).
+    """
     n_c = 0
     n_cfg = 0
     for j in range(n_cells // r_child):
@@ -373,13 +496,11 @@ def count_bitset(cells_bits, cell_size, n_cells, dominant, small_start, small_ro
             nj = 0
             for l in range(r_child):
                 k = cnt[(j * r_child + l) * r_p + s]
-                if k:
-                    cells[n_c] = k
-                    n_c += 1
-                    nj += k
-            if nj:
-                configs[n_cfg] = nj
-                n_cfg += 1
+                cells[n_c] = k
+                n_c += k != 0
+                nj += k
+            configs[n_cfg] = nj
+            n_cfg += nj != 0
     return n_c, n_cfg
 
 

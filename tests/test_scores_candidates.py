@@ -205,3 +205,20 @@ def test_kept_sets_equal_brute_force_dominance(score, seed, n_rows, palim, restr
             assert s == pytest.approx(want[ps], rel=1e-12)
         n_ties += sum(scores[ps] == scores[tuple(p for p in ps if p != 5)] for ps in scores if 5 in ps)
     assert n_ties > 0
+
+
+@pytest.mark.parametrize("score", ["bdeu", "bic"])
+def test_binary_triple_count_path_matches_local_score(score):
+    """All-binary data is counted from triple counts (``scores.counts.count_binary``) up to palim 3.
+
+    With a required parent the binary prefixes shift by one layer; every score must match.
+    """
+    data, arities = _data(3, n_vars=7, n_rows=300, arities=[2] * 6 + [3])
+    required = np.zeros((7, 7), dtype=bool)
+    required[4, 0] = True
+    for req in (None, required):
+        table = build_score_table(data, arities, score, palim=3, prune=False, required=req)
+        for v in range(7):
+            assert len(table.families[v]) > 1
+            for ps, s in table.families[v].items():
+                assert s == pytest.approx(local_score(data, arities, v, ps, score), rel=1e-12), (v, ps)
