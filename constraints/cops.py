@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from graphs.bitsets import bits, to_tuple
+from graphs.bitsets import bits, to_mask, to_tuple
 from constraints.citests import CITest
 from constraints.cops_oracle import CountingOracle, IndepFn, OracleTimeout
 from constraints.cops_postprocess import (
@@ -235,7 +235,7 @@ def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
     if result.skeleton is not None:
         allowed = result.skeleton
     elif result.tree_decomposition is not None:
-        masks = [sum(1 << v for v in bag) for bag in result.tree_decomposition.bags]
+        masks = [to_mask(bag) for bag in result.tree_decomposition.bags]
         allowed = adjacency_matrix(bag_supergraph(masks, n_vars))
         logger.warning("cops-and-robbers stopped after its decomposition: restricting to the bag supergraph")
     else:

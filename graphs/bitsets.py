@@ -45,6 +45,16 @@ def lowest(mask: int) -> int:
     return (mask & -mask).bit_length() - 1
 
 
+def union_over(masks: list[int], sel: int) -> int:
+    """Union of ``masks[i]`` over the indices ``i`` in ``sel`` (e.g. all parents of a node set)."""
+    out = 0
+    while sel:
+        low = sel & -sel
+        out |= masks[low.bit_length() - 1]
+        sel ^= low
+    return out
+
+
 def column_masks(M: np.ndarray) -> list[int]:
     """``masks[j]`` = bit set of the rows ``i`` with ``M[i, j]`` True (e.g. the parents of ``j``)."""
     M = np.asarray(M, dtype=bool)

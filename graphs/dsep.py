@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphs._checks import GraphError, as_adjacency, node_set
+from graphs.bitsets import column_masks, to_mask, union_over
 from graphs.dag import is_acyclic
 
 
@@ -23,26 +24,13 @@ class DSeparation:
             raise GraphError("d-separation needs a DAG, got a directed cycle")
         self.n = M.shape[0]
         # parent / child sets of every node as Python-int bitmasks
-        self._pa = [sum(1 << int(p) for p in np.flatnonzero(M[:, v])) for v in range(self.n)]
-        self._ch = [sum(1 << int(c) for c in np.flatnonzero(M[v, :])) for v in range(self.n)]
-
-    @staticmethod
-    def _mask(nodes: list[int]) -> int:
-        return sum(1 << v for v in nodes)
-
-    @staticmethod
-    def _union(masks: list[int], sel: int) -> int:
-        out = 0
-        while sel:
-            low = sel & -sel
-            out |= masks[low.bit_length() - 1]
-            sel ^= low
-        return out
+        self._pa = column_masks(M)
+        self._ch = column_masks(M.T)
 
     def _ancestors(self, z: int) -> int:
         anc = frontier = z
         while frontier:
-            frontier = self._union(self._pa, frontier) & ~anc
+            frontier = union_over(self._pa, frontier) & ~anc
             anc |= frontier
         return anc
 
@@ -59,7 +47,7 @@ class DSeparation:
     def _reach(self, x: int, z: int, stop: int) -> int:
         """Bitmask version of the Bayes ball, one breadth-first layer of (node, direction) states at a time."""
         anc = self._ancestors(z)
-        pa, ch, union = self._pa, self._ch, self._union
+        pa, ch, union = self._pa, self._ch, union_over
         up, down = x, 0  # frontier: arrived from a child (moving up) / from a parent (moving down)
         seen_up = seen_down = found = 0
         while up or down:
@@ -78,7 +66,7 @@ class DSeparation:
     def _as_mask(self, nodes, name: str) -> int:
         if isinstance(nodes, (int, np.integer)) and 0 <= nodes < self.n:
             return 1 << int(nodes)
-        return self._mask(node_set(nodes, self.n, name))
+        return to_mask(node_set(nodes, self.n, name))
 
     def separated(self, x, y, S=()) -> bool:
         """True iff ``x`` and ``y`` (ints or iterables) are d-separated given ``S`` in the DAG.

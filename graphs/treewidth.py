@@ -13,6 +13,7 @@ import numpy as np
 from scipy.sparse.csgraph import connected_components
 
 from graphs._checks import GraphError, as_symmetric
+from graphs.bitsets import to_mask, union_over
 from graphs.moral import moral_graph
 from graphs.treedec import TreeDecomposition, decomposition_from_order, elimination_width
 
@@ -164,17 +165,9 @@ def _exact_component(
         for u in nbrs[v]:
             nb_mask[local[v]] |= 1 << local[u]
     clique = [local[v] for v in _greedy_clique(nbrs, verts)]
-    clique_mask = sum(1 << c for c in clique)
+    clique_mask = to_mask(clique)
     free = [k for k in range(m) if not clique_mask >> k & 1]
     full = (1 << m) - 1
-
-    def union_nbrs(mask: int) -> int:
-        out = 0
-        while mask:
-            low = mask & -mask
-            out |= nb_mask[low.bit_length() - 1]
-            mask ^= low
-        return out
 
     def components(S: int) -> list[tuple[int, int]]:
         comps = []
@@ -183,10 +176,10 @@ def _exact_component(
             reach = rest & -rest
             frontier = reach
             while frontier:
-                new = union_nbrs(frontier) & S & ~reach
+                new = union_over(nb_mask, frontier) & S & ~reach
                 reach |= new
                 frontier = new
-            comps.append((reach, union_nbrs(reach) & ~S))
+            comps.append((reach, union_over(nb_mask, reach) & ~S))
             rest &= ~reach
         return comps
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from graphs._checks import GraphError, as_symmetric
+from graphs.bitsets import to_mask
 from graphs.ktree import KTree, check_k_tree
 from graphs.treedec import TreeDecomposition, elimination_fill, validate_tree_decomposition
 from graphs.treewidth import greedy_elimination_order
@@ -86,13 +87,13 @@ def restrict_to_bags(table: ScoreTable, bags: Iterable[Iterable[int]]) -> ScoreT
         bad = [u for u in members if not 0 <= u < n]
         if bad:
             raise TreewidthInputError(f"bag has vertices outside 0..{n - 1}: {bad[:10]}")
-        masks.append(sum(1 << u for u in set(members)))
+        masks.append(to_mask(members))
     families, dropped = [], 0
     for v, fam in enumerate(table.families):
         around = [m for m in masks if m >> v & 1]
         kept = {
             ps: s for ps, s in fam.items()
-            if not ps or any(sum(1 << p for p in ps) & ~m == 0 for m in around)
+            if not ps or any(to_mask(ps) & ~m == 0 for m in around)
         }
         if not kept:
             label = table.names[v] if table.names else str(v)

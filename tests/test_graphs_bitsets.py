@@ -5,7 +5,8 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from graphs.bitsets import bits, column_masks, lowest, submasks_decreasing, submasks_increasing, to_mask, to_tuple
+from graphs.bitsets import (bits, column_masks, lowest, submasks_decreasing, submasks_increasing, to_mask,
+                            to_tuple, union_over)
 
 
 def test_roundtrip_and_order():
@@ -44,3 +45,9 @@ def test_submasks_decreasing_is_the_reverse_order(members):
 def test_column_masks_are_parent_sets():
     M = np.array([[0, 1, 1], [0, 0, 1], [0, 0, 0]], dtype=bool)
     assert [to_tuple(m) for m in column_masks(M)] == [(), (0,), (0, 1)]
+
+
+def test_union_over_selected_masks():
+    masks = [to_mask([1]), to_mask([2, 3]), 0, to_mask([0])]
+    assert union_over(masks, to_mask([0, 1])) == to_mask([1, 2, 3])
+    assert union_over(masks, 0) == 0
