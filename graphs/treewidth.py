@@ -282,6 +282,17 @@ def treewidth_exact(G, max_states: int = 1_000_000) -> TreewidthResult:
     return TreewidthResult(width, tuple(order), decomposition_from_order(M, order), True)
 
 
+def width_at_most(G, k: int, max_states: int = 1_000_000) -> bool:
+    """Whether ``G`` has treewidth ``<= k``: the min-fill and minor-min-width bounds decide first,
+    the exact programme only when they straddle ``k`` (``ValueError`` if it is too large)."""
+    M = as_symmetric(G, "G")
+    if treewidth_upper_bound(M).width <= k:
+        return True
+    if treewidth_lower_bound(M) > k:
+        return False
+    return treewidth_exact(M, max_states).width <= k
+
+
 def dag_treewidth(A, exact: bool = True, max_states: int = 1_000_000) -> TreewidthResult:
     """Treewidth of a Bayesian network: of the moral graph of the DAG ``A`` (exact, or the min-fill bound)."""
     G = moral_graph(A)

@@ -4,7 +4,7 @@ from ilp.problem import ILPInfeasibleError, ILPInputError
 from ilp.result import ILPResult
 from ilp.solve import ILPSolveError, solve_ilp
 from ilp.ktree_filter import TreewidthInputError, restrict_to_bags, solve_ilp_within
-from ilp.elimination import solve_bounded_treewidth
+from ilp.bounded import solve_bounded_treewidth
 
 __all__ = [
     "solve_ilp", "solve_ilp_within", "solve_bounded_treewidth", "restrict_to_bags", "ILPResult",

@@ -1,4 +1,5 @@
-"""Bounded-treewidth ILP (elimination order) and learning inside a fixed k-tree, against brute force."""
+"""Bounded-treewidth ILP (obstruction cuts, elimination order) and learning inside a fixed k-tree,
+against brute force."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from graphs.dag import is_acyclic, parents_from_adjacency
 from graphs.ktree import complete_k_tree, random_k_tree
 from graphs.moral import moral_graph
 from graphs.treedec import TreeDecomposition
-from graphs.treewidth import dag_treewidth, treewidth_exact
+from graphs.treewidth import dag_treewidth, treewidth_exact, width_at_most
 from ilp import ILPInputError
-from ilp.elimination import bounded_dag, dense_sets, solve_bounded_treewidth
+from ilp.bounded import solve_bounded_treewidth
+from ilp.bounded_heuristic import bounded_dag
+from ilp.density import dense_sets
+from ilp.obstruction import obstruction
 from ilp.ktree_filter import (
     TreewidthInputError,
     chordal_cliques,
@@ -71,22 +75,37 @@ def check_result(table: ScoreTable, res) -> None:
     assert table.score_of(res.parent_sets) == pytest.approx(res.objective, rel=1e-12)
 
 
-# -- bounded treewidth (elimination-order formulation) ---------------------------------------
+# -- bounded treewidth (obstruction cuts and elimination order) ------------------------------
 @pytest.mark.parametrize("n", [4, 5, 6])
 @pytest.mark.parametrize("k", [1, 2])
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("relaxation_first", [True, False])
-def test_bounded_matches_brute_force(n, k, seed, relaxation_first):
-    """Both paths are exact: the elimination-order IP, and the unbounded optimum when it fits."""
+@pytest.mark.parametrize("formulation", ["obstruction", "elimination"])
+def test_bounded_matches_brute_force(n, k, seed, relaxation_first, formulation):
+    """Every path is exact: both treewidth models, and the unbounded optimum when it fits."""
     table = candidate_table(n, 100 * n + 10 * k + seed)
     expected = brute_force(table, lambda moral: treewidth_exact(moral).width <= k)
-    res = solve_bounded_treewidth(table, k, seed=seed, relaxation_first=relaxation_first)
+    res = solve_bounded_treewidth(table, k, seed=seed, relaxation_first=relaxation_first,
+                                  formulation=formulation)
     assert res.status == "optimal"
     assert res.stats["relaxation_optimal"] in ((True, False) if relaxation_first else (False,))
     assert res.objective == pytest.approx(expected, abs=1e-9)
     check_result(table, res)
     assert dag_treewidth(res.dag).width <= k
     assert res.stats["treewidth"] == dag_treewidth(res.dag).width
+
+
+@pytest.mark.parametrize("n", [7, 8])
+@pytest.mark.parametrize("seed", range(2))
+def test_formulations_agree_with_brute_force_on_larger_tables(n, seed):
+    """Denser tables (4 sets of up to 3 parents per child) where the bound binds at k = 2."""
+    table = candidate_table(n, 500 + 10 * n + seed, n_sets=4)
+    expected = brute_force(table, lambda moral: treewidth_exact(moral).width <= 2)
+    assert expected < exact_optimum(table)[0] - 1.0  # the bound binds
+    for formulation in ("obstruction", "elimination"):
+        res = solve_bounded_treewidth(table, 2, formulation=formulation, relaxation_first=False)
+        assert res.objective == pytest.approx(expected, abs=1e-9)
+        check_result(table, res)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -121,6 +140,45 @@ def test_bounded_dag_repair_keeps_order_and_width():
         prefix = set(order[: order.index(v)])
         best = max(s for ps, s in table.families[v].items() if set(ps) <= prefix)
         assert problem.score[f] == best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_obstruction_is_edge_minimal(seed):
+    """The cut's edge set has treewidth > k, and dropping any one edge brings it to <= k."""
+    rng = np.random.default_rng(seed)
+    n, k = 9, 1 + seed % 3
+    G = np.triu(rng.random((n, n)) < 0.55, 1)
+    G = G | G.T
+    if treewidth_exact(G).width <= k:
+        G = random_k_tree(n, k + 1, seed).adjacency
+    F = obstruction(G, k, priority=rng.random((n, n)))
+    H = np.zeros((n, n), dtype=bool)
+    for a, b in F:
+        assert a < b and G[a, b]
+        H[a, b] = H[b, a] = True
+    assert treewidth_exact(H).width > k
+    for a, b in F:
+        H[a, b] = H[b, a] = False
+        assert treewidth_exact(H).width <= k
+        H[a, b] = H[b, a] = True
+
+
+def test_obstruction_of_k4_minor_and_width_at_most():
+    cycle = np.zeros((6, 6), dtype=bool)
+    for v in range(6):
+        cycle[v, (v + 1) % 6] = cycle[(v + 1) % 6, v] = True
+    assert width_at_most(cycle, 2) and not width_at_most(cycle, 1)
+    wheel = np.zeros((7, 7), dtype=bool)  # a 6-cycle plus a hub: treewidth 3, a K4 minor
+    wheel[:6, :6] = cycle
+    wheel[6, :6] = wheel[:6, 6] = True
+    assert not width_at_most(wheel, 2) and width_at_most(wheel, 3)
+    F = obstruction(wheel, 2)  # a subdivided K4: the rim and three spokes
+    assert len(F) == 9 and sum(6 in e for e in F) == 3
+
+
+def test_unknown_formulation_is_rejected():
+    with pytest.raises(TreewidthInputError, match="formulation"):
+        solve_bounded_treewidth(candidate_table(5, 0), 2, formulation="magic")
 
 
 def test_dense_sets_finds_k4_and_never_cuts_a_k_tree():
