@@ -19,6 +19,7 @@ from graphs.treewidth import (
     treewidth_exact,
     treewidth_lower_bound,
     treewidth_upper_bound,
+    width_at_most,
 )
 
 
@@ -100,6 +101,16 @@ def test_exact_matches_brute_force_on_small_random_graphs():
         G = np.triu(rng.random((n, n)) < 0.45, 1)
         G = G | G.T
         check_all(G, brute_force_treewidth(G))
+
+
+def test_width_at_most_agrees_with_brute_force():
+    rng = np.random.default_rng(1)
+    for trial in range(20):
+        n = int(rng.integers(4, 8))
+        G = np.triu(rng.random((n, n)) < 0.5, 1)
+        G = G | G.T
+        width = brute_force_treewidth(G)
+        assert [width_at_most(G, k) for k in range(n)] == [width <= k for k in range(n)]
 
 
 def test_k_trees_have_treewidth_k():
