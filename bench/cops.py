@@ -1,19 +1,24 @@
 """Cops-and-robbers experiments of Talvitie & Parviainen (Figure 1 and Figure 2 / section 4.2).
 
-    python bench/cops.py counts [--networks asia child ...] [--time-limit 240]
+    python bench/cops.py counts [--networks asia child ...] [--time-limit 240] [--label B]
         distinct independence tests by conditioning-set size, cops vs non-stable PC, exact
-        d-separation oracle, variables in BIF order; checks CPDAG and treewidth.
+        d-separation oracle (graphs.dsep.DSeparation, bit-set interface), variables in BIF
+        order; checks CPDAG and treewidth.  Each finished network's row replaces the row of the
+        same network in --results (docs/results/cops-counts.json); the table and figure are
+        drawn from all the rows there, so a rerun of some networks keeps the others.
     python bench/cops.py shd [--networks ...] [--sizes 500 2000 10000] [--reps 2] [--time-limit 60]
         SHD of the learned CPDAG on sampled data (Pearson X2, alpha 0.05), cops vs PC.
 
 Prints markdown tables, writes a PNG to docs/figures/ and the raw rows to --json.
 Every run has a wall-clock limit; runs past it are reported as TIMEOUT, never dropped.
+Rows record wall and CPU seconds (time.process_time) and the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -34,6 +39,7 @@ from pipeline.benchmarks import load_network  # noqa: E402
 from pipeline.sampling import forward_sample  # noqa: E402
 
 FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
+COUNT_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results" / "cops-counts.json"
 COUNT_NETWORKS = ["cancer", "earthquake", "survey", "asia", "sachs", "child", "insurance", "water",
                   "mildew", "alarm", "barley", "hailfinder", "hepar2", "win95pts", "pathfinder"]
 SHD_NETWORKS = ["asia", "sachs", "child", "insurance", "water", "mildew", "alarm", "barley"]
@@ -48,47 +54,106 @@ def exact_treewidth(A: np.ndarray) -> str:
         return f"<={treewidth_upper_bound(M).width}"
 
 
-def run_counts(names: list[str], time_limit: float) -> list[dict]:
+def _load() -> float:
+    return round(os.getloadavg()[0], 1)
+
+
+def _timed(fn, *args, **kwargs):
+    """(result, wall seconds, CPU seconds of this process)."""
+    wall, cpu = time.monotonic(), time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.monotonic() - wall, time.process_time() - cpu
+
+
+def run_counts(names: list[str], time_limit: float, *, pc_time_limit: float | None = None,
+               skip_pc: bool = False, label: str = "", results: Path | None = None) -> list[dict]:
+    """One row per network; with ``results``, each row is merged into that file as soon as it is done.
+
+    ``skip_pc`` keeps the PC fields of the network's previous row in ``results`` (if any).
+    """
     rows = []
     for name in names:
         net = load_network(name)
         A = net.adjacency
         truth = dag_to_cpdag(A)
-        ds = DSeparation(A)
-        indep = lambda x, y, S, ds=ds: ds.separated(x, y, S)  # noqa: E731
-        cops = cops_and_robbers(indep, net.n_vars, time_limit=time_limit)
-        pc = run_pc(indep, net.n_vars, time_limit=time_limit)
+        ds = DSeparation(A)  # bit-set interface: CountingOracle batches its queries
+        tw = exact_treewidth(A)
+        load_before = _load()
+        cops, cops_wall, cops_cpu = _timed(cops_and_robbers, ds, net.n_vars, time_limit=time_limit)
         row = dict(
             network=name, n=net.n_vars, max_degree=int((A | A.T).sum(axis=1).max()),
-            treewidth=exact_treewidth(A),
+            treewidth=tw, run=label,
             cops_status=cops.status, cops_k=cops.k, cops_k_lower=cops.k_lower_bound,
             cops_tests=cops.tests_by_order, cops_total=cops.n_distinct_tests,
-            cops_time=round(cops.elapsed, 1),
+            cops_time=round(cops.elapsed, 1), cops_cpu=round(cops_cpu, 1),
+            cops_limit=time_limit,
             cops_correct=None if cops.cpdag is None else bool(np.array_equal(cops.cpdag, truth)),
-            pc_status=pc.status, pc_tests=pc.tests_by_order, pc_total=pc.n_distinct_tests,
-            pc_time=round(pc.elapsed, 1),
-            pc_correct=None if pc.cpdag is None else bool(np.array_equal(pc.cpdag, truth)),
+            cops_tw_ok=None if cops.k is None else str(cops.k) == tw,
         )
+        previous = _read_rows(results).get(name) if results else None
+        if skip_pc and previous is not None:
+            row.update({k: v for k, v in previous.items() if k.startswith("pc_")})
+            row.setdefault("pc_run", previous.get("run", ""))
+        elif skip_pc:
+            row.update(pc_status="skipped", pc_tests=[], pc_total=None, pc_time=None, pc_correct=None,
+                       pc_run="-")
+        else:
+            pc, _, pc_cpu = _timed(run_pc, ds, net.n_vars, time_limit=pc_time_limit or time_limit)
+            row.update(
+                pc_status=pc.status, pc_tests=pc.tests_by_order, pc_total=pc.n_distinct_tests,
+                pc_time=round(pc.elapsed, 1), pc_cpu=round(pc_cpu, 1), pc_run=label,
+                pc_correct=None if pc.cpdag is None else bool(np.array_equal(pc.cpdag, truth)),
+            )
+        row["load"] = [load_before, _load()]
         rows.append(row)
         print(json.dumps(row), flush=True)
+        if results:
+            merged = _read_rows(results)
+            merged[name] = row
+            _write_rows(results, merged)
     return rows
 
 
+def _read_rows(path: Path) -> dict[str, dict]:
+    return {r["network"]: r for r in json.loads(path.read_text())} if path.exists() else {}
+
+
+def _write_rows(path: Path, rows: dict[str, dict]) -> None:
+    order = {name: i for i, name in enumerate(COUNT_NETWORKS)}
+    ordered = sorted(rows.values(), key=lambda r: (order.get(r["network"], len(order)), r["network"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(ordered, indent=1))
+    tmp.replace(path)
+
+
 def _status(status: str, value) -> str:
-    return str(value) if status == "ok" else "TIMEOUT"
+    return str(value) if status == "ok" else status.upper()
+
+
+def _seconds(row: dict, key: str) -> str:
+    """Wall seconds, with CPU seconds in brackets where the row has them."""
+    wall, cpu = row.get(f"{key}_time"), row.get(f"{key}_cpu")
+    if wall is None:
+        return "-"
+    return f"{wall} ({cpu})" if cpu is not None else str(wall)
 
 
 def counts_table(rows: list[dict]) -> str:
     lines = ["| network | n | max deg | tw (exact) | cops k | cops tests by |S| = 0, 1, ... | cops total "
-             "| cops s | PC tests by |S| | PC total | PC s | CPDAG ok (cops/PC) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| cops s wall (CPU) | PC tests by |S| | PC total | PC s wall (CPU) | CPDAG ok (cops/PC) "
+             "| run (cops/PC) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         k = r["cops_k"] if r["cops_status"] == "ok" else f"TIMEOUT (>= {r['cops_k_lower']})"
+        runs = r.get("run", "")
+        if r.get("pc_run", runs) != runs:
+            runs = f"{runs}/{r['pc_run']}"
         lines.append(
             f"| {r['network']} | {r['n']} | {r['max_degree']} | {r['treewidth']} | {k} "
-            f"| {' '.join(map(str, r['cops_tests']))} | {r['cops_total']} | {r['cops_time']} "
+            f"| {' '.join(map(str, r['cops_tests']))} | {r['cops_total']} | {_seconds(r, 'cops')} "
             f"| {' '.join(map(str, r['pc_tests']))} | {_status(r['pc_status'], r['pc_total'])} "
-            f"| {r['pc_time']} | {r['cops_correct']}/{r['pc_correct']} |")
+            f"| {_seconds(r, 'pc')} | {r['cops_correct']}/{r['pc_correct']} | {runs} |")
     return "\n".join(lines)
 
 
@@ -105,9 +170,9 @@ def counts_figure(rows: list[dict], path: Path) -> None:
         x = np.arange(size)
         for off, key, label, colour in ((-0.2, "cops", "cops", "tab:blue"), (0.2, "pc", "PC", "tab:orange")):
             counts = r[f"{key}_tests"] + [0] * (size - len(r[f"{key}_tests"]))
-            timed_out = r[f"{key}_status"] != "ok"
-            ax.bar(x + off, counts, 0.4, color=colour, alpha=0.45 if timed_out else 1.0,
-                   label=label + (" (TIMEOUT, partial)" if timed_out else ""))
+            status = r[f"{key}_status"]
+            ax.bar(x + off, counts, 0.4, color=colour, alpha=1.0 if status == "ok" else 0.45,
+                   label=label + ("" if status == "ok" else f" ({status.upper()}, partial)"))
         ax.set_yscale("log")
         ax.set_title(f"{r['network']} (n={r['n']}, tw={r['treewidth']}, deg={r['max_degree']})", fontsize=9)
         ax.set_xticks(x)
@@ -221,10 +286,24 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=None)
     parser.add_argument("--json", type=Path, help="write the raw rows here")
     parser.add_argument("--from-json", type=Path, help="only redraw the table and figure from saved rows")
+    parser.add_argument("--results", type=Path, default=COUNT_RESULTS,
+                        help="counts: merge each finished network's row into this file (default %(default)s)")
+    parser.add_argument("--label", default="", help="counts: run label stored in the rows")
+    parser.add_argument("--pc-time-limit", type=float, help="counts: PC's limit (default --time-limit)")
+    parser.add_argument("--skip-pc", action="store_true",
+                        help="counts: do not run PC; keep the PC fields of the previous row in --results")
     args = parser.parse_args()
     if args.experiment == "counts":
-        rows = (json.loads(args.from_json.read_text()) if args.from_json else
-                run_counts(args.networks or COUNT_NETWORKS, args.time_limit or 240.0))
+        if args.from_json:
+            rows = json.loads(args.from_json.read_text())
+        else:
+            rows = run_counts(args.networks or COUNT_NETWORKS, args.time_limit or 240.0,
+                              pc_time_limit=args.pc_time_limit, skip_pc=args.skip_pc,
+                              label=args.label, results=args.results)
+            if args.results:  # table and figure over every network in the results file
+                rows = list(_read_rows(args.results).values())
+                order = {name: i for i, name in enumerate(COUNT_NETWORKS)}
+                rows.sort(key=lambda r: order.get(r["network"], len(order)))
         print(counts_table(rows))
         counts_figure(rows, FIGURES / "cops_tests.png")
     else:

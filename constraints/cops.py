@@ -4,7 +4,8 @@ Public entry points:
 
 * :func:`cops_and_robbers` - learn a tree decomposition of the moral graph (section 3.1,
   Algorithm 1) and then the CPDAG (section 3.2) from an independence oracle
-  ``indep(x, y, S) -> bool`` (True = independent, ``S`` a sorted tuple).
+  ``indep(x, y, S) -> bool`` (True = independent, ``S`` a sorted tuple) or a bit-set oracle
+  (``graphs.dsep.DSeparation(dag)`` for the exact one).
 * :func:`independence_oracle` - such an oracle from a ``constraints.citests`` test and alpha.
 * :func:`learn_cops` - the learner on data with a statistical test (section 4.2).
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from graphs.bitsets import bits, to_mask, to_tuple
 from constraints.citests import CITest
-from constraints.cops_oracle import CountingOracle, IndepFn, OracleTimeout
+from constraints.cops_oracle import BitsetIndependence, CountingOracle, IndepFn, OracleTimeout
 from constraints.cops_postprocess import (
     adjacency_matrix,
     bag_supergraph,
@@ -93,7 +94,7 @@ def independence_oracle(test: Callable, alpha: float = 0.05) -> IndepFn:
 
 
 def cops_and_robbers(
-    indep: IndepFn,
+    indep: IndepFn | BitsetIndependence,
     n_vars: int,
     *,
     max_k: int | None = None,
@@ -107,6 +108,11 @@ def cops_and_robbers(
     bag supergraph with tests on bag subsets, orients v-structures from the separators and
     applies the Meek rules (``graphs.pdag.meek_closure``).  ``time_limit`` (seconds) is checked
     every ``check_every`` oracle calls; a run past it returns ``status="timeout"``.
+
+    ``indep`` is ``indep(x, y, S) -> bool`` (True = independent, ``S`` a sorted tuple) or a
+    :class:`constraints.cops_oracle.BitsetIndependence` such as ``graphs.dsep.DSeparation(dag)``
+    (the exact oracle; much faster, as whole EXTRACTCOMPONENT scans are answered at once).  Both
+    give the same queries, counts and results.
     """
     if isinstance(n_vars, bool) or not isinstance(n_vars, (int, np.integer)) or n_vars < 1:
         raise CopsInputError(f"n_vars must be a positive int, got {n_vars!r}")
@@ -118,8 +124,10 @@ def cops_and_robbers(
     if time_limit is not None and time_limit <= 0:
         raise CopsInputError(f"time_limit must be positive, got {time_limit}")
     n_vars = int(n_vars)
+    if isinstance(indep, BitsetIndependence) and getattr(indep, "n", n_vars) != n_vars:
+        raise CopsInputError(f"the oracle is over {indep.n} nodes, not n_vars={n_vars}")
     start = time.monotonic()
-    oracle = CountingOracle(indep, time_limit=time_limit, check_every=check_every)
+    oracle = CountingOracle(indep, time_limit=time_limit, check_every=check_every, n_vars=n_vars)
     progress = ComponentSearch()
     phase = "decomposition"
     found: dict = {}

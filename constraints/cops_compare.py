@@ -16,7 +16,7 @@ import numpy as np
 
 from graphs.bitsets import to_mask
 from constraints.citests import CIResult
-from constraints.cops_oracle import CountingOracle, IndepFn, OracleTimeout
+from constraints.cops_oracle import BitsetIndependence, CountingOracle, IndepFn, OracleTimeout
 from constraints.pc import pc
 
 
@@ -31,10 +31,10 @@ class PCRun:
     elapsed: float
 
 
-def run_pc(indep: IndepFn, n_vars: int, *, time_limit: float | None = None,
+def run_pc(indep: IndepFn | BitsetIndependence, n_vars: int, *, time_limit: float | None = None,
            check_every: int = 1000) -> PCRun:
     """Non-stable PC on ``indep`` with distinct tests counted by conditioning-set size."""
-    oracle = CountingOracle(indep, time_limit=time_limit, check_every=check_every)
+    oracle = CountingOracle(indep, time_limit=time_limit, check_every=check_every, n_vars=n_vars)
 
     def test(x: int, y: int, cond=()) -> CIResult:
         independent = oracle(int(x), int(y), to_mask(int(s) for s in cond))

@@ -6,7 +6,7 @@ implementation (``cops-reference-conventions.md``, steps 0 and 1): components fr
 tests, then for each component a fresh solver per width bound k = 1, 2, ... until k + 1 cops
 win, and the tree decomposition replayed from the memo tables of the winning solver.
 
-Node sets are bit sets (``constraints.bitset``).  The independence oracle is a
+Node sets are bit sets (``graphs.bitsets``).  The independence oracle is a
 :class:`constraints.cops_oracle.CountingOracle` shared by the whole run.  The semi-invariant
 R' <- R' & R of section 4.2 is always applied; with an exact oracle it never changes R'.
 """
@@ -53,7 +53,7 @@ def find_components(oracle: CountingOracle, n_vars: int) -> list[int]:
         found = None
         i = 0
         while i < len(comps):
-            if any(not oracle(v, x, 0) for x in bits(comps[i])):
+            if not oracle.all_independent(v, comps[i], 0):
                 if found is None:
                     comps[i] |= 1 << v
                     found = i
@@ -97,36 +97,32 @@ class CopsSolver:
         """EXTRACTCOMPONENT(C, r0): the robber component containing ``r0`` (Lemma 3).
 
         The queue is a set that pops its minimum; each scan tests the non-cop, not-yet-robber
-        vertices of the component, conditioning on the full cop set.
+        vertices of the component (taken once, before the scan), conditioning on the full cop
+        set: one :meth:`CountingOracle.dependents` batch per popped robber.
         """
         key = (cops, r0)
         hit = self._extract_memo.get(key)
         if hit is not None:
             return hit
-        oracle = self.oracle
+        dependents = self.oracle.dependents
         free = self.verts & ~cops
         robbers = queue = 1 << r0
         while queue:
             low = queue & -queue
             queue ^= low
-            r1 = low.bit_length() - 1
-            cand = free & ~robbers
-            while cand:
-                bit = cand & -cand
-                cand ^= bit
-                if not oracle(bit.bit_length() - 1, r1, cops):
-                    robbers |= bit
-                    queue |= bit
+            found = dependents(low.bit_length() - 1, free & ~robbers, cops)
+            robbers |= found
+            queue |= found
         self._extract_memo[key] = robbers
         return robbers
 
     def prune_cops(self, cops: int, robbers: int) -> int:
         """Drop the cops not adjacent to ``robbers`` (Lemma 2), sequentially in index order."""
-        oracle = self.oracle
+        all_independent = self.oracle.all_independent
         new = cops
         for c in bits(cops):
             rest = new & ~(1 << c)
-            if all(oracle(c, r, rest) for r in bits(robbers)):
+            if all_independent(c, robbers, rest):  # stops at the first robber adjacent to c
                 new = rest
         return new
 
