@@ -40,6 +40,7 @@ examples:
   python run.py --network alarm --stage scores --score bdeu --palim 3
   python run.py --network alarm --solver sges --sges-bound parents:3
   python run.py --network andes --solver kg --treewidth 4 --time-limit 60
+  python run.py --network munin --method candidates --score bic --palim 2 --solver kg --treewidth 2
   python run.py --network alarm --method cops --within-bags   # ILP inside the cops decomposition
   python run.py --list-networks
   python run.py grid grids/thesis-alpha.toml --jobs 2      # experiment grid (see docs/hpc.md)
@@ -108,13 +109,17 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default {d.seed})")
     res = parser.add_argument_group("restriction (CI tests)")
     res.add_argument("--method", default=d.method, choices=METHODS,
-                     help=f"restriction method; cops = cops-and-robbers, which ignores --max-order (default {d.method})")
+                     help="restriction method; cops = cops-and-robbers, which ignores --max-order; candidates = "
+                          "sparse candidate parents by single-parent score gain, no CI tests, for very large "
+                          f"networks (default {d.method})")
     res.add_argument("--test", default=d.test, choices=TESTS, help=f"CI test statistic (default {d.test})")
     res.add_argument("--alpha", type=float, default=d.alpha, help=f"significance level in (0,1) (default {d.alpha})")
     res.add_argument(
         "--max-order", type=_optional_int, default=d.max_order,
         help=f"largest conditioning set, or 'none' (default {d.max_order})",
     )
+    res.add_argument("--candidates", type=_positive_int, default=d.candidates, metavar="M",
+                     help=f"with --method candidates: candidate parents per child (default {d.candidates})")
     sc = parser.add_argument_group("scores")
     sc.add_argument("--score", default=d.score, choices=SCORES, help=f"local score (default {d.score})")
     sc.add_argument("--ess", type=float, default=d.ess, help=f"BDeu equivalent sample size (default {d.ess:g})")
@@ -173,7 +178,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         network=args.network, data=args.data, rows=args.rows, seed=args.seed, method=args.method,
         test=args.test, alpha=args.alpha, max_order=args.max_order, score=args.score, ess=args.ess,
         palim=args.palim, solver=args.solver, time_limit=args.time_limit, treewidth=args.treewidth,
-        sges_bound=args.sges_bound, within_bags=args.within_bags,
+        sges_bound=args.sges_bound, within_bags=args.within_bags, candidates=args.candidates,
     ).validated()
     check_source(cfg)
     return cfg

@@ -6,6 +6,11 @@ The defaults are those of ``python run.py --network alarm``: 5000 rows sampled w
 PC restriction with the G2 test at alpha 0.05 and maximum conditioning order 1, BDeu with
 equivalent sample size 1 and at most 3 parents, solved exactly by the ILP.
 
+Restriction methods: ``none``, the CI-test learners ``pc``, ``pmms``, ``mmpc``, ``cops``, and
+``candidates``, the sparse candidate parents of :mod:`scores.identification` (the ``candidates``
+parents of largest single-parent gain of the run's score per child, for very large networks; it
+runs no CI test, so ``test``, ``alpha`` and ``max_order`` do not apply).
+
 Solvers: ``ilp`` (exact; with ``treewidth`` the exact treewidth-bounded ILP, with
 ``within_bags`` families confined to the bags of the cops-and-robbers tree decomposition),
 ``kg`` / ``kastar`` (Scanagatta et al.'s k-G / k-A*, need ``treewidth``), ``ges`` / ``sges``
@@ -19,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 STAGES = ("data", "restrict", "scores", "solve", "evaluate")
-METHODS = ("none", "pc", "pmms", "mmpc", "cops")
+METHODS = ("none", "pc", "pmms", "mmpc", "cops", "candidates")
 TESTS = ("g2", "x2")
 SCORES = ("bdeu", "bic", "aic", "ll", "k2")
 SOLVERS = ("ilp", "kg", "kastar", "ges", "sges")
@@ -53,6 +58,7 @@ class RunConfig:
     treewidth: int | None = None
     sges_bound: str = "parents:3"
     within_bags: bool = False
+    candidates: int = 16
 
     def validated(self) -> "RunConfig":
         """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
@@ -74,6 +80,8 @@ class RunConfig:
             raise ConfigError(f"--palim must be a non-negative integer or 'none', got {self.palim!r}")
         if not float(self.ess) > 0.0:
             raise ConfigError(f"--ess must be positive, got {self.ess!r}")
+        if isinstance(self.candidates, bool) or not isinstance(self.candidates, int) or self.candidates < 1:
+            raise ConfigError(f"--candidates must be a positive integer, got {self.candidates!r}")
         if self.time_limit is not None and not float(self.time_limit) > 0.0:
             raise ConfigError(f"--time-limit must be positive, got {self.time_limit!r}")
         self._check_solver_options()

@@ -6,7 +6,8 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     networks = ["asia", "alarm"]
     rows = [1000, 5000]           # sample sizes
     seeds = [0]
-    methods = ["pc"]              # none | pc | pmms | mmpc | cops
+    methods = ["pc"]              # none | pc | pmms | mmpc | cops | candidates
+    candidates = [16]             # with methods = ["candidates"]: candidate parents per child
     tests = ["g2"]                # g2 | x2
     alphas = [0.01, 0.05]
     max_orders = [1]              # CI orders; "none" = unbounded
@@ -22,10 +23,11 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     score_groups = 1              # on Dask: score each job's children as this many tasks
 
 Jobs are the cartesian product in the order of the keys above (so job ids are deterministic);
-parameters a job does not use (alpha/test/order when ``method = "none"``, ESS for non-BDeu
-scores, the SGES bound for other solvers) are normalised and the duplicates dropped. A job is a pure function of its parameters:
-its stages go through the shared stage cache, and its results row is cached as a ``job``
-artifact, so a finished job is never recomputed and an interrupted grid resumes where it stopped.
+parameters a job does not use (alpha/test/order when ``method`` is ``"none"`` or ``"candidates"``,
+ESS for non-BDeu scores, the SGES bound for other solvers, the candidate count for other methods)
+are normalised and the duplicates dropped. A job is a pure function of its parameters: its stages
+go through the shared stage cache, and its results row is cached as a ``job`` artifact, so a
+finished job is never recomputed and an interrupted grid resumes where it stopped.
 A failing job is recorded with its error and the grid goes on.
 """
 
@@ -58,6 +60,7 @@ LIST_KEYS = {
     "rows": "rows",
     "seeds": "seed",
     "methods": "method",
+    "candidates": "candidates",
     "tests": "test",
     "alphas": "alpha",
     "max_orders": "max_order",
@@ -72,7 +75,7 @@ LIST_KEYS = {
 SCALAR_KEYS = {"name", "time_limit", "baseline", "score_groups"}
 
 RESULT_COLUMNS = [
-    "job", "network", "rows", "seed", "method", "test", "alpha", "max_order", "score", "ess",
+    "job", "network", "rows", "seed", "method", "candidates", "test", "alpha", "max_order", "score", "ess",
     "palim", "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "status", "error",
     "t_data", "t_restrict", "t_score", "t_solve", "t_hybrid", "t_unrestricted", "reduction",
     "n_tests", "n_allowed", "n_pairs", "n_candidates", "objective", "dual_bound", "gap",
@@ -157,8 +160,10 @@ def load_grid(path: str | Path) -> Grid:
 def _normalise(cfg: RunConfig) -> RunConfig:
     """Reset parameters the run does not use, so equivalent jobs coincide."""
     defaults = RunConfig()
-    if cfg.method == "none":
+    if cfg.method in ("none", "candidates"):
         cfg = replace(cfg, test=defaults.test, alpha=defaults.alpha, max_order=defaults.max_order)
+    if cfg.method != "candidates":
+        cfg = replace(cfg, candidates=defaults.candidates)
     if cfg.method == "cops":
         cfg = replace(cfg, max_order=defaults.max_order)
     if cfg.score != "bdeu":
@@ -171,7 +176,10 @@ def _normalise(cfg: RunConfig) -> RunConfig:
 def job_key(cfg: RunConfig, baseline: bool) -> str:
     from .stages import VERSIONS
 
-    return stage_key("job", JOB_VERSION, {"config": cfg.as_dict(), "baseline": baseline}, VERSIONS)
+    config = cfg.as_dict()
+    if cfg.method != "candidates":  # unused: keeps the keys of jobs cached before the option existed
+        config.pop("candidates")
+    return stage_key("job", JOB_VERSION, {"config": config, "baseline": baseline}, VERSIONS)
 
 
 # ----------------------------------------------------------------------------------- one job
@@ -179,8 +187,10 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
 def _param_columns(cfg: RunConfig) -> dict[str, Any]:
     params = cfg.as_dict()
     row = {k: params[k] for k in RESULT_COLUMNS[1:RESULT_COLUMNS.index("status")]}
-    if cfg.method == "none":
+    if cfg.method in ("none", "candidates"):
         row.update(test=None, alpha=None, max_order=None)
+    if cfg.method != "candidates":
+        row["candidates"] = None
     if cfg.method == "cops":
         row["max_order"] = None
     if cfg.score != "bdeu":

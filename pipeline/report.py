@@ -52,6 +52,8 @@ def describe_config(cfg: RunConfig) -> str:
         restrict = "no restriction"
     elif cfg.method == "cops":
         restrict = f"COPS ({cfg.test}, alpha {cfg.alpha:g})"
+    elif cfg.method == "candidates":
+        restrict = f"sparse candidates ({cfg.candidates} per child)"
     else:
         order = "unbounded" if cfg.max_order is None else cfg.max_order
         restrict = f"{cfg.method.upper()} ({cfg.test}, alpha {cfg.alpha:g}, max order {order})"
@@ -76,6 +78,11 @@ def stage_details(stage: str, art: Artifact) -> str:
     if stage == "restrict":
         if m.get("method") == "none":
             return "no restriction: every edge allowed"
+        if m.get("method") == "candidates":
+            return (f"at most {m['candidates']} + {m.get('conditional', 0)} (given the best) candidate parents "
+                    f"per child: {m['n_arcs_allowed']} arcs, "
+                    f"{m['n_allowed']} of {m['n_pairs']} pairs allowed; "
+                    f"{m['children_without_candidates']} children without candidates")
         text = (
             f"{m['n_tests']} tests (by order {_counts(m['tests_by_order'])}); "
             f"edges removed by order {_counts(m['removed_by_order'])}; "

@@ -1,6 +1,6 @@
 """The stages of the hybrid learner, each a pure computation wrapped by the stage cache.
 
-    data (network + rows + seed | user file) -> restrict (method, test, alpha, max order)
+    data (network + rows + seed | user file) -> restrict (method, test, alpha, max order | candidates)
         -> scores (score, ess, palim, restriction) -> solve (ilp | kg | kastar) -> evaluate
     data + restrict -> solve (ges | sges: they score the data on demand) -> evaluate
 
@@ -92,18 +92,33 @@ def restrict_params(cfg: RunConfig) -> dict[str, Any]:
         return {"method": "none"}
     if cfg.method == "cops":  # no order limit: the cops find theirs (k + 1)
         return {"method": "cops", "test": cfg.test, "alpha": cfg.alpha}
+    if cfg.method == "candidates":  # no CI test: the pairwise gains of the run's score
+        params: dict[str, Any] = {"method": "candidates", "candidates": cfg.candidates,
+                                  "conditional": CANDIDATES_CONDITIONAL, "score": cfg.score}
+        if cfg.score == "bdeu":
+            params["ess"] = cfg.ess
+        return params
     return {"method": cfg.method, "test": cfg.test, "alpha": cfg.alpha, "max_order": cfg.max_order}
 
 
+CANDIDATES_CONDITIONAL = 4
+"""Parents per child the candidate restriction adds given the child's best candidate
+(``scores.identification.identify_candidates(conditional=...)``)."""
+
 RESTRICT_MODULES = {"none": [], "pc": ["constraints.pc"], "pmms": ["constraints.pmms"],
-                    "mmpc": ["constraints.pmms"], "cops": ["constraints.cops"]}
+                    "mmpc": ["constraints.pmms"], "cops": ["constraints.cops"],
+                    "candidates": ["scores.identification"]}
 
 
-def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False) -> Artifact:
-    """CI-test restriction: which edges the score stage may use (PC skeleton, PMMS, MMPC or cops).
+def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False,
+                   n_jobs: int = 1) -> Artifact:
+    """Restriction: which edges the score stage may use (PC skeleton, PMMS, MMPC, cops, or the
+    sparse candidate parents of :mod:`scores.identification`, computed in ``n_jobs`` threads).
 
     For cops-and-robbers the tree decomposition it found (Talvitie & Parviainen, section 3.1)
     is kept in the metadata (``bags``, ``tree_edges``, ``treewidth``) for ``--within-bags``.
+    The candidate restriction is directional: its frame ``allowed`` lists the allowed arcs
+    ``parent -> child``.
     """
     params = restrict_params(cfg)
 
@@ -111,6 +126,8 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         if cfg.method == "none":
             return {}, {"method": "none", "n_tests": 0, "tests_by_order": {}, "removed_by_order": {}}
         dataset = dataset_of(data)
+        if cfg.method == "candidates":
+            return _candidate_restriction(cfg, dataset, n_jobs)
         citests = _module("constraints.citests", "restrict")
         test = citests.CITest(dataset.data, dataset.arities, statistic=cfg.test)
         n = dataset.data.shape[1]
@@ -132,10 +149,39 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
 
     def prepare():
         load()
-        if cfg.method != "none":
+        if cfg.method == "candidates":
+            _warm_up_candidates(dataset_of(data), cfg)
+        elif cfg.method != "none":
             _warm_up_tests(dataset_of(data), cfg.test)
 
     return cache.get_or_compute("restrict", VERSIONS["restrict"], params, {"data": data.key}, compute, prepare)
+
+
+def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Frames and metadata of the sparse candidate restriction (no CI tests)."""
+    identify = _module("scores.identification", "restrict").identify_candidates
+    allowed = identify(dataset.data, dataset.arities, m=cfg.candidates, score=cfg.score, ess=cfg.ess,
+                       conditional=CANDIDATES_CONDITIONAL, n_jobs=n_jobs)
+    n = allowed.shape[0]
+    parent, child = np.nonzero(allowed)
+    frame = pd.DataFrame({"parent": parent.astype("int32"), "child": child.astype("int32")})
+    per_child = allowed.sum(axis=0)
+    meta = {
+        "method": "candidates", "candidates": cfg.candidates, "conditional": CANDIDATES_CONDITIONAL,
+        "n_vars": n, "n_tests": 0,
+        "tests_by_order": {}, "removed_by_order": {},
+        "n_allowed": int(np.triu(allowed | allowed.T, 1).sum()), "n_pairs": n * (n - 1) // 2,
+        "n_arcs_allowed": int(allowed.sum()), "max_candidates": int(per_child.max()) if n else 0,
+        "children_without_candidates": int((per_child == 0).sum()),
+    }
+    return {"allowed": frame}, meta
+
+
+def _warm_up_candidates(dataset, cfg: RunConfig) -> None:
+    """Identify candidates on a tiny slice so numba's first-call load is not charged to the stage."""
+    data, arities = _sample(dataset)
+    _module("scores.identification", "restrict").identify_candidates(data, arities, m=1, score=cfg.score,
+                                                                     ess=cfg.ess)
 
 
 def _decomposition_meta(found) -> dict[str, Any]:
@@ -182,6 +228,12 @@ def _warm_up_scores(dataset, cfg: RunConfig) -> None:
 
 def allowed_of(art: Artifact) -> np.ndarray | None:
     """The ``allowed[p, c]`` parent matrix of a restriction artifact (None: no restriction)."""
+    if "allowed" in art.frames:  # directional (sparse candidates): the allowed arcs
+        n = int(art.meta["n_vars"])
+        frame = art.frames["allowed"]
+        allowed = np.zeros((n, n), dtype=bool)
+        allowed[frame["parent"].to_numpy(dtype=np.int64), frame["child"].to_numpy(dtype=np.int64)] = True
+        return allowed
     if "restriction" not in art.frames:
         return None
     restriction_cls = _module("constraints.restriction", "restrict").Restriction
@@ -357,7 +409,7 @@ def run_stages(
     last = STAGES.index(upto)
     out: dict[str, Artifact] = {"data": data_stage(cache, cfg)}
     if last >= 1:
-        out["restrict"] = restrict_stage(cache, cfg, out["data"], progress)
+        out["restrict"] = restrict_stage(cache, cfg, out["data"], progress, n_jobs)
     if last >= 2 and cfg.solver in TABLE_SOLVERS:
         out["scores"] = scores_stage(cache, cfg, out["data"], out["restrict"], progress, n_jobs,
                                      score_executor, score_groups)

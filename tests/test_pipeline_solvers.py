@@ -133,3 +133,55 @@ def test_ilp_within_cops_bags(cache):
     for child, parents in enumerate(parents_from_adjacency(dag_of(arts["solve"]))):
         assert any({child, *parents} <= bag for bag in bags)
     assert arts["solve"].meta["result"]["status"] == "optimal"
+
+
+def test_candidates_restriction_runs_end_to_end(cache):
+    """--method candidates: sparse candidate parents (scores.identification) feed palim-k scores and k-G."""
+    from scores.identification import identify_candidates
+
+    cfg = RunConfig(network="child", rows=3000, seed=0, method="candidates", candidates=3, score="bic",
+                    palim=2, solver="kg", treewidth=2, time_limit=2).validated()
+    arts = run_stages(cache, cfg, n_jobs=2)
+    meta = arts["restrict"].meta
+    assert meta["method"] == "candidates" and meta["n_tests"] == 0 and meta["candidates"] == 3
+    allowed = allowed_of(arts["restrict"])
+    dataset = dataset_of(arts["data"])
+    assert np.array_equal(allowed, identify_candidates(dataset.data, dataset.arities, m=3, score="bic"))
+    assert (allowed.sum(axis=0) <= 3 + meta["conditional"]).all() and not allowed.diagonal().any()
+    assert meta["n_arcs_allowed"] == allowed.sum() and not np.array_equal(allowed, allowed.T)
+    table = table_of(arts["scores"], names_of(arts["data"]))
+    assert max(len(ps) for fam in table.families for ps in fam) <= 2
+    for child, fam in enumerate(table.families):
+        assert all(allowed[p, child] for ps in fam for p in ps)
+    dag = dag_of(arts["solve"])
+    assert is_acyclic(dag) and not (dag & ~allowed).any() and dag_treewidth(dag).width <= 2
+    assert arts["solve"].meta["result"]["objective"] == pytest.approx(_family_score(arts, dag), abs=1e-6)
+    assert arts["evaluate"].meta["shd"] >= 0
+
+
+def test_candidates_cache_key_and_validation():
+    from pipeline.stages import restrict_params
+
+    base = RunConfig(network="asia", method="candidates", score="bic")
+    assert restrict_params(replace(base, alpha=0.01).validated()) == restrict_params(base.validated())
+    assert restrict_params(replace(base, candidates=4).validated()) != restrict_params(base.validated())
+    assert restrict_params(replace(base, score="bdeu").validated()) != restrict_params(base.validated())
+    for bad in (0, -2, True, 2.5):
+        with pytest.raises(ConfigError, match="--candidates must be a positive integer"):
+            replace(base, candidates=bad).validated()
+
+
+def test_cli_and_grid_with_candidates(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--network", "asia", "--method", "candidates", "--candidates", "0", "--cache-dir", str(tmp_path)])
+    assert exit_info.value.code == 2 and "--candidates: expected a positive integer" in capsys.readouterr().err
+    grid = parse_grid('networks = ["asia"]\nrows = 1000\nmethods = ["pc", "candidates"]\ncandidates = [2, 3]\n'
+                      'alphas = [0.01, 0.05]\nscores = ["bic"]\npalims = [2]\n')
+    # pc ignores the candidate count, candidates ignores alpha: 2 pc jobs + 2 candidates jobs
+    assert sorted((c.method, c.candidates, c.alpha) for c in grid.configs) == [
+        ("candidates", 2, 0.05), ("candidates", 3, 0.05), ("pc", 16, 0.01), ("pc", 16, 0.05)]
+    frame = run_grid(grid, StageCache(tmp_path / "c"))
+    assert (frame["status"] != "error").all(), frame["error"].tolist()
+    cand = frame[frame["method"] == "candidates"]
+    assert sorted(cand["candidates"]) == [2, 3] and cand["alpha"].isna().all() and (cand["n_tests"] == 0).all()
+    assert frame[frame["method"] == "pc"]["candidates"].isna().all()
