@@ -49,6 +49,17 @@ class IdentificationError(ValueError):
 
 
 @njit(cache=True, nogil=True)
+def _config_sum(marg, off, r_parent, r_child, code, ess, xlogx, use_table):
+    """Sum of the configuration terms over the states of a single parent (marginals at ``off``)."""
+    total = 0.0
+    for a in range(r_parent):
+        k = marg[off + a]
+        if k > 0:
+            total += xlogx[k] if use_table else config_term(code, k, ess, float(r_parent), r_child)
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _gains_kernel(bits, offsets, arities, marg, dominant, base, code, ess, n_rows, rows, out):
     """``out[p, c]`` and ``out[c, p]`` for every ``p`` in ``rows`` and ``c > p`` (see module docstring)."""
     n = arities.shape[0]
@@ -100,20 +111,12 @@ def _gains_kernel(bits, offsets, arities, marg, dominant, base, code, ess, n_row
                     if k > 0:
                         cells += xlogx[k] if use_table else cell_term(code, k, ess, float(rp), rc)
             if rc > 1:  # child c, parent p: configurations are p's states
-                cfg = 0.0
-                for a in range(rp):
-                    k = marg[op + a]
-                    if k > 0:
-                        cfg += xlogx[k] if use_table else config_term(code, k, ess, float(rp), rc)
+                cfg = _config_sum(marg, op, rp, rc, code, ess, xlogx, use_table)
                 out[p, c] = cells - cfg - pw * (rc - 1) * rp - base[c]
             else:
                 out[p, c] = 0.0
             if rp > 1:  # child p, parent c
-                cfg = 0.0
-                for b in range(rc):
-                    k = marg[oc + b]
-                    if k > 0:
-                        cfg += xlogx[k] if use_table else config_term(code, k, ess, float(rc), rp)
+                cfg = _config_sum(marg, oc, rc, rp, code, ess, xlogx, use_table)
                 out[c, p] = cells - cfg - pw * (rp - 1) * rc - base[p]
             else:
                 out[c, p] = 0.0
