@@ -55,6 +55,18 @@ def union_over(masks: list[int], sel: int) -> int:
     return out
 
 
+def union_pair_over(first: list[int], second: list[int], sel: int) -> tuple[int, int]:
+    """``(union_over(first, sel), union_over(second, sel))`` in one pass over ``sel``."""
+    a = b = 0
+    while sel:
+        low = sel & -sel
+        i = low.bit_length() - 1
+        a |= first[i]
+        b |= second[i]
+        sel ^= low
+    return a, b
+
+
 def column_masks(M: np.ndarray) -> list[int]:
     """``masks[j]`` = bit set of the rows ``i`` with ``M[i, j]`` True (e.g. the parents of ``j``)."""
     M = np.asarray(M, dtype=bool)

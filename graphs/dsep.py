@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from graphs._checks import GraphError, as_adjacency, node_set
-from graphs.bitsets import column_masks, to_mask, union_over
+from graphs.bitsets import column_masks, to_mask, union_over, union_pair_over
 from graphs.dag import is_acyclic
 
 
@@ -40,11 +40,7 @@ class DSeparation:
         self._given: dict[int, _Given] = {}
 
     def _ancestors(self, z: int) -> int:
-        anc = frontier = z
-        while frontier:
-            frontier = union_over(self._pa, frontier) & ~anc
-            anc |= frontier
-        return anc
+        return _closure(self._pa, z)
 
     @cached_property
     def _anc_of(self) -> list[int]:
@@ -54,13 +50,7 @@ class DSeparation:
     @cached_property
     def _desc_of(self) -> list[int]:
         """``_desc_of[v]``: descendants of node ``v``, ``v`` included (bit sets)."""
-        desc = [0] * self.n
-        for v, above in enumerate(self._anc_of):
-            while above:
-                low = above & -above
-                desc[low.bit_length() - 1] |= 1 << v
-                above ^= low
-        return desc
+        return [_closure(self._ch, 1 << v) for v in range(self.n)]
 
     def connected_bits(self, x: int, targets: int, z: int) -> int:
         """The nodes of ``targets`` d-connected to node ``x`` given the node set ``z`` (bit sets).
@@ -93,15 +83,8 @@ class DSeparation:
         if given.inner >> x & 1:
             reach, kids = given.component(x)
         else:  # x outside A: its ancestors outside A, then the components they have parents in
-            pa, ch = self._pa, self._ch
-            reach = rest = self._anc_of[x] & ~given.anc_z
-            kids = entry = 0
-            while rest:
-                low = rest & -rest
-                i = low.bit_length() - 1
-                entry |= pa[i]
-                kids |= ch[i]
-                rest ^= low
+            reach = self._anc_of[x] & ~given.anc_z
+            entry, kids = union_pair_over(self._pa, self._ch, reach)
             entry &= given.inner
             while entry:
                 comp, comp_kids = given.component((entry & -entry).bit_length() - 1)
@@ -125,12 +108,7 @@ class DSeparation:
                     hits |= low
                 targets ^= low
             return hits
-        desc, below = self._desc_of, 0
-        while tops:
-            low = tops & -tops
-            below |= desc[low.bit_length() - 1]
-            tops ^= low
-        return targets & below
+        return targets & union_over(self._desc_of, tops)
 
     def separated_bits(self, x: int, y: int, z: int) -> bool:
         """True iff nodes ``x`` and ``y`` are d-separated given the bit set ``z`` (unchecked, fast)."""
@@ -183,6 +161,16 @@ class DSeparation:
         return not self._reach(xm, zm, ym) & ym
 
 
+def _closure(step: list[int], start: int) -> int:
+    """``start`` and every node reachable from it along ``step`` (parents: ancestors; children:
+    descendants), as a bit set."""
+    seen = frontier = start
+    while frontier:
+        frontier = union_over(step, frontier) & ~seen
+        seen |= frontier
+    return seen
+
+
 class _Given:
     """The part of :meth:`DSeparation.connected_bits` that depends only on the conditioning set z.
 
@@ -195,11 +183,7 @@ class _Given:
 
     def __init__(self, ds: DSeparation, z: int) -> None:
         self._pa, self._ch, self.z = ds._pa, ds._ch, z
-        anc, a, rest = ds._anc_of, 0, z
-        while rest:
-            low = rest & -rest
-            a |= anc[low.bit_length() - 1]
-            rest ^= low
+        a = union_over(ds._anc_of, z)
         self.anc_z = a
         self.inner = a & ~z
         self._components: list[tuple[int, int]] = []
@@ -213,20 +197,11 @@ class _Given:
         comp = frontier = 1 << e
         kids = wed = 0
         while frontier:
-            up = down = 0
-            while frontier:
-                low = frontier & -frontier
-                i = low.bit_length() - 1
-                up |= pa[i]
-                down |= ch[i]
-                frontier ^= low
+            up, down = union_pair_over(pa, ch, frontier)
             kids |= down
             spouses = down & z & ~wed  # children in z not seen yet: marry their parents
             wed |= spouses
-            while spouses:
-                low = spouses & -spouses
-                up |= pa[low.bit_length() - 1]
-                spouses ^= low
+            up |= union_over(pa, spouses)
             frontier = (up | down) & inner & ~comp
             comp |= frontier
         self._components.append((comp, kids))

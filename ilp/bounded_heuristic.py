@@ -13,13 +13,14 @@ import logging
 from collections.abc import Callable
 
 import numpy as np
-from pyscipopt import SCIP_LPSOLSTAT, SCIP_RESULT
+from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT
 
 from graphs.dag import topological_order
 from graphs.treedec import elimination_fill
 from graphs.treewidth import greedy_elimination_order
 from ilp.guard import guarded
 from ilp.heuristics import SinksHeur, sinks_dag
+from ilp.model import FamilyModel
 from ilp.problem import FamilyProblem
 
 logger = logging.getLogger(__name__)
@@ -108,13 +109,6 @@ class BoundedSinksHeur(SinksHeur):
             self.model.setSolVal(sol, var, val)
         return sol, float(problem.score[chosen].sum())
 
-    def warm_start(self) -> None:
-        """Add the score-only repaired sink-finding DAG as a start solution (before solving)."""
-        made = self.bounded_solution()
-        if made is not None:
-            self.model.addSol(made[0])
-            self.stats["tw_warm_start_objective"] = made[1]
-
     @guarded
     def heurexec(self, heurtiming, nodeinfeasible):
         if self.model.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
@@ -127,3 +121,18 @@ class BoundedSinksHeur(SinksHeur):
             logger.debug("bounded sinks heuristic: DAG of score %.6f", made[1])
             return {"result": SCIP_RESULT.FOUNDSOL}
         return {"result": SCIP_RESULT.DIDNOTFIND}
+
+
+def add_bounded_heuristic(fm: FamilyModel, k: int, extra_values: ExtraValues, freq: int,
+                          warm_start: bool) -> BoundedSinksHeur:
+    """Include a :class:`BoundedSinksHeur` in ``fm`` (every ``freq`` nodes) and, with
+    ``warm_start``, add its score-only DAG as a start solution."""
+    heur = BoundedSinksHeur(fm.problem, fm.x, fm.arcs, k, extra_values)
+    fm.model.includeHeur(heur, "twsinks", "sink finding repaired to bounded treewidth", "k",
+                         priority=1000, freq=freq, timingmask=SCIP_HEURTIMING.AFTERLPNODE)
+    if warm_start:
+        made = heur.bounded_solution()
+        if made is not None:
+            fm.model.addSol(made[0])
+            heur.stats["tw_warm_start_objective"] = made[1]
+    return heur

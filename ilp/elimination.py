@@ -33,10 +33,10 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
-from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Sepa, quicksum
+from pyscipopt import SCIP_RESULT, Sepa, quicksum
 
 from graphs.treewidth import greedy_elimination_order
-from ilp.bounded_heuristic import BoundedSinksHeur
+from ilp.bounded_heuristic import add_bounded_heuristic
 from ilp.density import dense_sets, density_rhs
 from ilp.guard import guarded
 from ilp.model import FamilyModel
@@ -72,13 +72,7 @@ def add_elimination_rows(fm: FamilyModel, k: int) -> EliminationVars:
             model.addCons(y[i, j] + y[i, l] - y[j, l] - y[l, j] <= 1, name=f"peo({i},{j},{l})", **lazy)
     model.addCons(quicksum(y.values()) <= density_rhs(k, n), name="edges")
 
-    arc_fams: dict[tuple[int, int], list[int]] = {}
-    spouse_fams: dict[tuple[int, int, int], list[int]] = {}
-    for f, (c, ps) in enumerate(zip(problem.child.tolist(), problem.parents)):
-        for p in ps:
-            arc_fams.setdefault((min(p, c), max(p, c)), []).append(f)
-        for a, b in itertools.combinations(ps, 2):
-            spouse_fams.setdefault((c, a, b), []).append(f)
+    arc_fams, spouse_fams = problem.moral_links()
     for (a, b), fams in arc_fams.items():
         model.addCons(quicksum(x[f] for f in fams) <= y[a, b] + y[b, a], name=f"moral({a},{b})")
     for (c, a, b), fams in spouse_fams.items():
@@ -144,14 +138,10 @@ def elimination_extension(k: int, warm_start: bool = True, heur_freq: int = 1):
             pairs, position = elimination_values(H)
             return [(tw.y[p], 1.0) for p in pairs] + list(zip(tw.pos, map(float, position)))
 
-        heur = BoundedSinksHeur(fm.problem, fm.x, fm.arcs, k, extra_values)
         sepa = DensitySepa(tw, fm.problem.n, k)
         fm.model.includeSepa(sepa, "twdensity", "density inequalities of bounded treewidth",
                              priority=1000, freq=1)
-        fm.model.includeHeur(heur, "twsinks", "sink finding repaired to bounded treewidth", "k",
-                             priority=1000, freq=heur_freq, timingmask=SCIP_HEURTIMING.AFTERLPNODE)
-        if warm_start:
-            heur.warm_start()
+        heur = add_bounded_heuristic(fm, k, extra_values, heur_freq, warm_start)
         return [heur, sepa]
 
     return extend

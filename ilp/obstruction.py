@@ -19,11 +19,11 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Conshdlr, quicksum
+from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
 from graphs.moral import moral_graph
 from graphs.treewidth import width_at_most
-from ilp.bounded_heuristic import BoundedSinksHeur
+from ilp.bounded_heuristic import add_bounded_heuristic
 from ilp.density import dense_sets, density_rhs
 from ilp.guard import guarded
 from ilp.model import FamilyModel
@@ -37,6 +37,8 @@ def obstruction(G: np.ndarray, k: int, priority: np.ndarray | None = None) -> li
     """
     H = np.array(G, dtype=bool)
     for v in np.argsort(H.sum(axis=1), kind="stable").tolist():
+        if not H[v].any():  # isolated: deleting it changes nothing
+            continue
         trial = H.copy()
         trial[v, :] = trial[:, v] = False
         if not width_at_most(trial, k):
@@ -54,13 +56,7 @@ def obstruction(G: np.ndarray, k: int, priority: np.ndarray | None = None) -> li
 def add_moral_vars(fm: FamilyModel) -> dict[tuple[int, int], object]:
     """Binary ``m[(a, b)]`` (``a < b``) per possible moral edge, with its lower-bound rows."""
     problem, model, x = fm.problem, fm.model, fm.x
-    arc_fams: dict[tuple[int, int], list[int]] = {}
-    spouse_fams: dict[tuple[int, int, int], list[int]] = {}
-    for f, (c, ps) in enumerate(zip(problem.child.tolist(), problem.parents)):
-        for p in ps:
-            arc_fams.setdefault((min(p, c), max(p, c)), []).append(f)
-        for a, b in itertools.combinations(sorted(ps), 2):
-            spouse_fams.setdefault((c, a, b), []).append(f)
+    arc_fams, spouse_fams = problem.moral_links()
     pairs = sorted(set(arc_fams) | {(a, b) for _, a, b in spouse_fams})
     m = {(a, b): model.addVar(name=f"m({a},{b})", vtype="B") for a, b in pairs}
     for (a, b), fams in arc_fams.items():
@@ -182,11 +178,7 @@ def obstruction_extension(k: int, warm_start: bool = True, heur_freq: int = 1):
             G = moral_graph(fm.problem.dag_of(chosen))
             return [(var, 1.0) for (a, b), var in m.items() if G[a, b]]
 
-        heur = BoundedSinksHeur(fm.problem, fm.x, fm.arcs, k, extra_values)
-        fm.model.includeHeur(heur, "twsinks", "sink finding repaired to bounded treewidth", "k",
-                             priority=1000, freq=heur_freq, timingmask=SCIP_HEURTIMING.AFTERLPNODE)
-        if warm_start:
-            heur.warm_start()
+        heur = add_bounded_heuristic(fm, k, extra_values, heur_freq, warm_start)
         return [hdlr, heur]
 
     return extend

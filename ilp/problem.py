@@ -8,6 +8,7 @@ input with :class:`ILPInputError` before any solver is started.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -53,6 +54,19 @@ class FamilyProblem:
         """Arcs ``u -> v`` that occur in at least one family, sorted."""
         pu, fv = np.nonzero(self.pmask.T)
         return sorted({(int(u), int(self.child[f])) for u, f in zip(pu, fv)})
+
+    def moral_links(self) -> tuple[dict[tuple[int, int], list[int]], dict[tuple[int, int, int], list[int]]]:
+        """What makes ``a - b`` (``a < b``) an edge of the moral graph: ``arcs[(a, b)]`` lists the
+        families with an arc between ``a`` and ``b``, ``spouses[(c, a, b)]`` the families of
+        child ``c`` holding both as parents (at most one family of each list can be chosen)."""
+        arcs: dict[tuple[int, int], list[int]] = {}
+        spouses: dict[tuple[int, int, int], list[int]] = {}
+        for f, (c, ps) in enumerate(zip(self.child.tolist(), self.parents)):
+            for p in ps:
+                arcs.setdefault((min(p, c), max(p, c)), []).append(f)
+            for a, b in itertools.combinations(sorted(ps), 2):
+                spouses.setdefault((c, a, b), []).append(f)
+        return arcs, spouses
 
     def dag_of(self, fams: Iterable[int]) -> np.ndarray:
         """Boolean adjacency matrix of a choice of families (one per child)."""

@@ -49,6 +49,18 @@ class IdentificationError(ValueError):
 
 
 @njit(cache=True, nogil=True)
+def _xlogx_table(code, n_rows):
+    """``(use_table, t log t for t = 0..n_rows)``: for LL/BIC/AIC the cell and configuration
+    terms are ``A(n) = B(n) = n log n``; BDeu and K2 compute theirs (empty table)."""
+    use_table = code != BDEU and code != K2
+    xlogx = np.zeros(n_rows + 1 if use_table else 1)
+    if use_table:
+        for t in range(1, n_rows + 1):
+            xlogx[t] = t * np.log(t)
+    return use_table, xlogx
+
+
+@njit(cache=True, nogil=True)
 def _config_sum(marg, off, r_parent, r_child, code, ess, xlogx, use_table):
     """Sum of the configuration terms over the states of a single parent (marginals at ``off``)."""
     total = 0.0
@@ -64,16 +76,10 @@ def _gains_kernel(bits, offsets, arities, marg, dominant, base, code, ess, n_row
     """``out[p, c]`` and ``out[c, p]`` for every ``p`` in ``rows`` and ``c > p`` (see module docstring)."""
     n = arities.shape[0]
     n_words = bits.shape[1]
-    r_max = 1
-    for v in range(n):
-        r_max = max(r_max, arities[v])
+    r_max = max(1, arities.max())
     tab = np.zeros((r_max, r_max), dtype=np.int64)
     pw = penalty_weight(code, n_rows)
-    use_table = code != BDEU and code != K2  # A(n) = B(n) = n log n
-    xlogx = np.zeros(n_rows + 1 if use_table else 1)
-    if use_table:
-        for t in range(1, n_rows + 1):
-            xlogx[t] = t * np.log(t)
+    use_table, xlogx = _xlogx_table(code, n_rows)
     for t in range(rows.shape[0]):
         p = rows[t]
         rp, op, dp = arities[p], offsets[p], dominant[p]
@@ -162,17 +168,11 @@ def _conditional_kernel(cols, arities, first, dominant, row_ptr, row_idx, code, 
     """
     n = arities.shape[0]
     pw = penalty_weight(code, n_rows)
-    r_max = 1
-    for v in range(n):
-        r_max = max(r_max, arities[v])
+    r_max = max(1, arities.max())
     hist = np.zeros(r_max * r_max * r_max, dtype=np.int64)
     tot = np.zeros(r_max * r_max, dtype=np.int64)
     z = np.empty(n_rows, dtype=np.int64)
-    use_table = code != BDEU and code != K2  # A(n) = B(n) = n log n
-    xlogx = np.zeros(n_rows + 1 if use_table else 1)
-    if use_table:
-        for t in range(1, n_rows + 1):
-            xlogx[t] = t * np.log(t)
+    use_table, xlogx = _xlogx_table(code, n_rows)
     for t in range(children.shape[0]):
         c = children[t]
         p1 = first[c]

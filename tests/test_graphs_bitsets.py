@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from graphs.bitsets import (bits, column_masks, lowest, submasks_decreasing, submasks_increasing, to_mask,
-                            to_tuple, union_over)
+                            to_tuple, union_over, union_pair_over)
 
 
 def test_roundtrip_and_order():
@@ -51,3 +51,11 @@ def test_union_over_selected_masks():
     masks = [to_mask([1]), to_mask([2, 3]), 0, to_mask([0])]
     assert union_over(masks, to_mask([0, 1])) == to_mask([1, 2, 3])
     assert union_over(masks, 0) == 0
+
+
+def test_union_pair_over_is_two_unions():
+    rng = np.random.default_rng(3)
+    first = [int(v) for v in rng.integers(0, 1 << 40, 40)]
+    second = [int(v) for v in rng.integers(0, 1 << 40, 40)]
+    for sel in [0, 1, (1 << 40) - 1] + [int(v) for v in rng.integers(0, 1 << 40, 20)]:
+        assert union_pair_over(first, second, sel) == (union_over(first, sel), union_over(second, sel))
