@@ -66,10 +66,12 @@ def _timed(fn, *args, **kwargs):
 
 
 def run_counts(names: list[str], time_limit: float, *, pc_time_limit: float | None = None,
-               skip_pc: bool = False, label: str = "", results: Path | None = None) -> list[dict]:
+               skip_pc: bool = False, skip_cops: bool = False, label: str = "",
+               results: Path | None = None) -> list[dict]:
     """One row per network; with ``results``, each row is merged into that file as soon as it is done.
 
-    ``skip_pc`` keeps the PC fields of the network's previous row in ``results`` (if any).
+    ``skip_pc`` / ``skip_cops`` keep the PC / cops fields of the network's previous row in
+    ``results`` (if any) instead of running that learner.
     """
     rows = []
     for name in names:
@@ -77,26 +79,24 @@ def run_counts(names: list[str], time_limit: float, *, pc_time_limit: float | No
         A = net.adjacency
         truth = dag_to_cpdag(A)
         ds = DSeparation(A)  # bit-set interface: CountingOracle batches its queries
-        tw = exact_treewidth(A)
-        load_before = _load()
-        cops, cops_wall, cops_cpu = _timed(cops_and_robbers, ds, net.n_vars, time_limit=time_limit)
-        row = dict(
-            network=name, n=net.n_vars, max_degree=int((A | A.T).sum(axis=1).max()),
-            treewidth=tw, run=label,
-            cops_status=cops.status, cops_k=cops.k, cops_k_lower=cops.k_lower_bound,
-            cops_tests=cops.tests_by_order, cops_total=cops.n_distinct_tests,
-            cops_time=round(cops.elapsed, 1), cops_cpu=round(cops_cpu, 1),
-            cops_limit=time_limit,
-            cops_correct=None if cops.cpdag is None else bool(np.array_equal(cops.cpdag, truth)),
-            cops_tw_ok=None if cops.k is None else str(cops.k) == tw,
-        )
         previous = _read_rows(results).get(name) if results else None
-        if skip_pc and previous is not None:
-            row.update({k: v for k, v in previous.items() if k.startswith("pc_")})
-            row.setdefault("pc_run", previous.get("run", ""))
-        elif skip_pc:
-            row.update(pc_status="skipped", pc_tests=[], pc_total=None, pc_time=None, pc_correct=None,
-                       pc_run="-")
+        row = dict(network=name, n=net.n_vars, max_degree=int((A | A.T).sum(axis=1).max()),
+                   treewidth=exact_treewidth(A), run=label)
+        load_before = _load()
+        if skip_cops:
+            row.update(_previous_fields(previous, "cops_", "run"))
+        else:
+            cops, _, cops_cpu = _timed(cops_and_robbers, ds, net.n_vars, time_limit=time_limit)
+            row.update(
+                cops_status=cops.status, cops_k=cops.k, cops_k_lower=cops.k_lower_bound,
+                cops_tests=cops.tests_by_order, cops_total=cops.n_distinct_tests,
+                cops_time=round(cops.elapsed, 1), cops_cpu=round(cops_cpu, 1),
+                cops_limit=time_limit,
+                cops_correct=None if cops.cpdag is None else bool(np.array_equal(cops.cpdag, truth)),
+                cops_tw_ok=None if cops.k is None else str(cops.k) == row["treewidth"],
+            )
+        if skip_pc:
+            row.update(_previous_fields(previous, "pc_", "pc_run"))
         else:
             pc, _, pc_cpu = _timed(run_pc, ds, net.n_vars, time_limit=pc_time_limit or time_limit)
             row.update(
@@ -112,6 +112,18 @@ def run_counts(names: list[str], time_limit: float, *, pc_time_limit: float | No
             merged[name] = row
             _write_rows(results, merged)
     return rows
+
+
+def _previous_fields(previous: dict | None, prefix: str, run_key: str) -> dict:
+    """The ``prefix`` fields of a network's previous row and the label of the run that made them
+    (as ``run_key``), or a "skipped" placeholder when there is no previous row."""
+    if previous is None:
+        return {f"{prefix}status": "skipped", f"{prefix}tests": [], f"{prefix}total": None,
+                f"{prefix}time": None, f"{prefix}correct": None, f"{prefix}k": None,
+                f"{prefix}k_lower": None, run_key: "-"}
+    fields = {k: v for k, v in previous.items() if k.startswith(prefix)}
+    fields[run_key] = previous.get(run_key, previous.get("run", ""))
+    return fields
 
 
 def _read_rows(path: Path) -> dict[str, dict]:
@@ -145,7 +157,8 @@ def counts_table(rows: list[dict]) -> str:
              "| run (cops/PC) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        k = r["cops_k"] if r["cops_status"] == "ok" else f"TIMEOUT (>= {r['cops_k_lower']})"
+        k = {"ok": r["cops_k"], "timeout": f"TIMEOUT (>= {r['cops_k_lower']})"}.get(
+            r["cops_status"], r["cops_status"].upper())
         runs = r.get("run", "")
         if r.get("pc_run", runs) != runs:
             runs = f"{runs}/{r['pc_run']}"
@@ -292,13 +305,15 @@ def main() -> None:
     parser.add_argument("--pc-time-limit", type=float, help="counts: PC's limit (default --time-limit)")
     parser.add_argument("--skip-pc", action="store_true",
                         help="counts: do not run PC; keep the PC fields of the previous row in --results")
+    parser.add_argument("--skip-cops", action="store_true",
+                        help="counts: do not run cops; keep the cops fields of the previous row in --results")
     args = parser.parse_args()
     if args.experiment == "counts":
         if args.from_json:
             rows = json.loads(args.from_json.read_text())
         else:
             rows = run_counts(args.networks or COUNT_NETWORKS, args.time_limit or 240.0,
-                              pc_time_limit=args.pc_time_limit, skip_pc=args.skip_pc,
+                              pc_time_limit=args.pc_time_limit, skip_pc=args.skip_pc, skip_cops=args.skip_cops,
                               label=args.label, results=args.results)
             if args.results:  # table and figure over every network in the results file
                 rows = list(_read_rows(args.results).values())
