@@ -92,7 +92,7 @@ class BoundedSinksHeur(SinksHeur):
         """``(SCIP solution, score)`` from sink finding with ``weights`` (LP values; ``None``:
         scores only) repaired to treewidth ``<= k``; ``None`` if it fails or was tried before."""
         problem = self.problem
-        first = sinks_dag(problem, weights)
+        first = sinks_dag(problem, weights, self.arrays)
         if first is None:
             return None
         found = bounded_dag(problem, topological_order(problem.dag_of(first)), self.k)
@@ -114,8 +114,7 @@ class BoundedSinksHeur(SinksHeur):
         if self.model.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         self.stats["tw_heur_calls"] += 1
-        xval = np.fromiter((self.model.getSolVal(None, v) for v in self.x), float, len(self.x))
-        made = self.bounded_solution(xval, self)
+        made = self.bounded_solution(self.tx.lp_values(self.model), self)
         if made is not None and self.model.trySol(made[0], printreason=False):
             self.stats["tw_heur_found"] += 1
             logger.debug("bounded sinks heuristic: DAG of score %.6f", made[1])

@@ -17,6 +17,7 @@ from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
 from graphs.dag import find_cycle
 from ilp.clusters import cut_row
+from ilp.flat import FamilyArrays, TransformedVars
 from ilp.greedy_cuts import greedy_clusters
 from ilp.guard import guarded
 from ilp.problem import FamilyProblem
@@ -31,9 +32,9 @@ class ClusterConshdlr(Conshdlr):
                  subip_time_limit: float = 5.0, subip_maxdepth: int = 0,
                  min_excess: float = 1e-4, seed: int = 0):
         self.problem = problem
+        self.arrays = FamilyArrays.of(problem)
         self.x = x
-        self.tx = None
-        self.active = None
+        self.tx = TransformedVars(x)
         self.use_subip = subip
         self.subip_time_limit = subip_time_limit
         self.subip_maxdepth = subip_maxdepth
@@ -46,21 +47,16 @@ class ClusterConshdlr(Conshdlr):
 
     # -- helpers -----------------------------------------------------------------------------
     def _values(self, sol) -> np.ndarray:
+        """Family values in ``sol`` (``None``: the current LP or pseudo solution)."""
         return np.fromiter((self.model.getSolVal(sol, v) for v in self.x), float, len(self.x))
 
     def _cycle(self, xval: np.ndarray) -> list[int] | None:
         return find_cycle(self.problem.dag_of(np.flatnonzero(xval > 0.5)))
 
-    def _transformed(self) -> list:
-        if self.tx is None:
-            self.tx = [self.model.getTransformedVar(v) for v in self.x]
-            self.active = np.array([v.isActive() for v in self.tx])
-        return self.tx
-
     def _add_cut(self, cluster, kind: str, force: bool = False) -> bool:
         """Add the cluster cut of ``cluster`` as a global row; True if it proves infeasibility."""
         fams, lhs, rhs = cut_row(self.problem, cluster)
-        tx = self._transformed()
+        tx = self.tx.vars(self.model)
         row = self.model.createEmptyRowUnspec(
             name=f"cluster{kind[0]}{self.stats[kind]}", lhs=lhs, rhs=rhs,
             local=False, modifiable=False, removable=True,
@@ -83,7 +79,7 @@ class ClusterConshdlr(Conshdlr):
 
     @guarded
     def consenfolp(self, constraints, nusefulconss, solinfeasible):
-        cycle = self._cycle(self._values(None))
+        cycle = self._cycle(self.tx.lp_values(self.model))
         if cycle is None:
             return {"result": SCIP_RESULT.FEASIBLE}
         if self._add_cut(cycle, "integral_cuts", force=True):
@@ -95,7 +91,7 @@ class ClusterConshdlr(Conshdlr):
         cycle = self._cycle(self._values(None))
         if cycle is None:
             return {"result": SCIP_RESULT.FEASIBLE}
-        tx = self._transformed()
+        tx = self.tx.vars(self.model)
         fams, lhs, rhs = cut_row(self.problem, cycle)
         expr = quicksum(tx[f] for f in fams.tolist())
         self.model.addCons(expr <= rhs if rhs is not None else expr >= lhs,
@@ -105,18 +101,18 @@ class ClusterConshdlr(Conshdlr):
 
     @guarded
     def consinitsol(self, constraints):
-        self.tx = None  # transformed variables change after each (re)presolve
+        self.tx.reset()  # transformed variables change after each (re)presolve
 
     @guarded
     def consprop(self, constraints, nusefulconss, nmarkedconss, proptiming):
-        tx = self._transformed()
-        ub = np.fromiter((v.getUbLocal() for v in tx), float, len(tx))
-        closing, cyclic = cycle_closing_families(self.problem, ub > 0.5)
+        allowed = self.tx.upper_bounds(self.model) > 0.5
+        closing, cyclic = cycle_closing_families(self.problem, allowed, self.arrays)
         if cyclic:
             self.stats["prop_cutoffs"] += 1
             return {"result": SCIP_RESULT.CUTOFF}
         result = SCIP_RESULT.DIDNOTFIND
-        for f in np.flatnonzero(closing & self.active).tolist():
+        tx = self.tx.vars(self.model)
+        for f in np.flatnonzero(closing & self.tx.active(self.model)).tolist():
             infeasible, tightened = self.model.tightenVarUb(tx[f], 0.0)
             if infeasible:
                 self.stats["prop_cutoffs"] += 1
@@ -129,7 +125,7 @@ class ClusterConshdlr(Conshdlr):
     @guarded
     def conssepalp(self, constraints, nusefulconss):
         start = time.perf_counter()
-        xval = self._values(None)
+        xval = self.tx.lp_values(self.model)
         self.stats["greedy_calls"] += 1
         clusters, kind = greedy_clusters(self.problem, xval, min_excess=self.min_excess), "greedy_cuts"
         if not clusters and self.use_subip and self.model.getDepth() <= self.subip_maxdepth:

@@ -30,10 +30,6 @@ class LPSupport:
         self.ch = problem.child[keep]
         self.P = problem.pmask[keep].astype(np.float64)
 
-    def in_mass(self, cnt: np.ndarray) -> np.ndarray:
-        """Per node: LP mass of its families with a parent in the cluster (``cnt > 0``)."""
-        return np.bincount(self.ch, weights=self.w * (cnt > 0), minlength=self.n)
-
     def components(self) -> list[np.ndarray]:
         """Strongly connected components (size >= 2) of the digraph of support arcs.
 
@@ -50,7 +46,9 @@ class LPSupport:
 
 def member_families(problem: FamilyProblem, cluster) -> np.ndarray:
     """Boolean mask of the families whose child is in ``cluster``."""
-    return np.isin(problem.child, list(cluster))
+    inside = np.zeros(problem.n, dtype=bool)
+    inside[list(cluster)] = True
+    return inside[problem.child]
 
 
 def intersecting_families(problem: FamilyProblem, cluster) -> np.ndarray:

@@ -11,59 +11,147 @@ support of the LP solution ``x*`` (families with ``x* > 0`` and a non-empty pare
   stopping at the first violated cluster.
 
 The excess (see :mod:`ilp.clusters`) is kept up to date incrementally through ``cnt[f]``, the
-number of parents of family ``f`` inside the current cluster.
+number of parents of family ``f`` inside the current cluster. The searches are compiled with
+numba; their sums are rounded as in NumPy (``_pairwise_sum``, ``np.dot`` through BLAS), so that
+near-ties between candidate nodes break as they always did.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ilp.clusters import LPSupport
 from ilp.problem import FamilyProblem
 
-def _peel(sup: LPSupport, nodes: np.ndarray, min_excess: float) -> tuple[int, ...] | None:
-    """Best cluster met while peeling ``nodes`` down one node at a time."""
-    in_c = np.zeros(sup.n, dtype=bool)
-    in_c[nodes] = True
-    cnt = sup.P[:, nodes].sum(axis=1)
-    best, best_excess = None, min_excess
-    while in_c.sum() >= 2:
-        member = in_c[sup.ch]
-        mass = sup.in_mass(cnt * member)
-        excess = mass[in_c].sum() - (in_c.sum() - 1)
+
+@njit(cache=True, nogil=True)
+def _pairwise_sum(a):
+    """``a.sum()`` rounded exactly as NumPy does it (pairwise, 8 accumulators, blocks of 128)."""
+    n = a.size
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r = a[:8].copy()
+        i = 8
+        while i < n - n % 8:
+            for j in range(8):
+                r[j] += a[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(a[:half]) + _pairwise_sum(a[half:])
+
+
+@njit(cache=True, nogil=True)
+def _in_mass(w, ch, cnt, in_c, members_only):
+    """Per node: LP mass of its families with a parent in the cluster (``cnt > 0``), only for
+    cluster members if ``members_only``; summed in family order."""
+    mass = np.zeros(in_c.size)
+    for i in range(w.size):
+        if cnt[i] > 0 and (in_c[ch[i]] or not members_only):
+            mass[ch[i]] += w[i]
+    return mass
+
+
+@njit(cache=True, nogil=True)
+def _masked(w, ch, cnt, in_c, count):
+    """``w`` where the child is a cluster member and ``cnt == count``, else 0."""
+    out = np.zeros(w.size)
+    for i in range(w.size):
+        if in_c[ch[i]] and cnt[i] == count:
+            out[i] = w[i]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _members(in_c, size):
+    """The ``size`` nodes of the cluster ``in_c``, ascending."""
+    out = np.empty(size, dtype=np.int64)
+    k = 0
+    for v in range(in_c.size):
+        if in_c[v]:
+            out[k] = v
+            k += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _add(cnt, P, v, step):
+    """``cnt[i] += step`` for the families ``i`` with ``v`` as a parent."""
+    for i in range(cnt.size):
+        if P[i, v] != 0.0:
+            cnt[i] += step
+
+
+@njit(cache=True, nogil=True)
+def _peel(w, ch, P, nodes, min_excess):
+    """Best cluster met while peeling ``nodes`` down one node at a time (empty if none has
+    excess ``> min_excess``)."""
+    n = P.shape[1]
+    in_c = np.zeros(n, dtype=np.bool_)
+    cnt = np.zeros(w.size, dtype=np.int64)  # parents of each family inside the cluster
+    for v in nodes:
+        in_c[v] = True
+        _add(cnt, P, v, 1)
+    best, best_excess = np.zeros(0, dtype=np.int64), min_excess
+    size = nodes.size
+    while size >= 2:
+        mass = _in_mass(w, ch, cnt, in_c, True)
+        inside = _members(in_c, size)
+        excess = _pairwise_sum(mass[inside]) - (size - 1)
         if excess > best_excess:
-            best, best_excess = tuple(np.flatnonzero(in_c).tolist()), excess
+            best, best_excess = inside, excess
         # Removing v: excess changes by 1 - mass[v] - (mass of other members' families whose
         # only parent in the cluster is v).
-        lost = (sup.w * (member & (cnt == 1))) @ sup.P
-        delta = np.where(in_c, 1.0 - mass - lost, -np.inf)
-        v = int(np.argmax(delta))
+        lost = np.dot(_masked(w, ch, cnt, in_c, 1), P)
+        v = inside[0]
+        for u in inside:
+            if 1.0 - mass[u] - lost[u] > 1.0 - mass[v] - lost[v]:
+                v = u
         in_c[v] = False
-        cnt -= sup.P[:, v]
+        size -= 1
+        _add(cnt, P, v, -1)
     return best
 
 
-def _grow(sup: LPSupport, seed: int, min_excess: float, max_size: int) -> tuple[int, ...] | None:
-    """First violated cluster met while growing from ``seed`` by best excess gain."""
-    in_c = np.zeros(sup.n, dtype=bool)
+@njit(cache=True, nogil=True)
+def _grow(w, ch, P, seed, min_excess, max_size):
+    """First violated cluster met while growing from ``seed`` by best excess gain (empty if
+    none within ``max_size`` nodes)."""
+    n = P.shape[1]
+    in_c = np.zeros(n, dtype=np.bool_)
     in_c[seed] = True
-    cnt = sup.P[:, seed].copy()
+    cnt = np.zeros(w.size, dtype=np.int64)
+    _add(cnt, P, seed, 1)
     excess = 0.0
-    for _ in range(max_size - 1):
-        member = in_c[sup.ch]
+    for size in range(2, max_size + 1):
         # Adding u: members' families with no parent in C yet but u in W start to count, and
         # u's own families with a parent in C count; the cluster grows by one node.
-        gain = (sup.w * (member & (cnt == 0))) @ sup.P + sup.in_mass(cnt) - 1.0
-        gain[in_c] = -np.inf
-        u = int(np.argmax(gain))
-        if gain[u] <= -1.0 + 1e-9:
-            return None
+        gain = np.dot(_masked(w, ch, cnt, in_c, 0), P)
+        mass = _in_mass(w, ch, cnt, in_c, False)
+        u = -1
+        for j in range(n):
+            if not in_c[j]:
+                gain[j] = gain[j] + mass[j] - 1.0
+                if u < 0 or gain[j] > gain[u]:
+                    u = j
+        if u < 0 or gain[u] <= -1.0 + 1e-9:
+            break
         in_c[u] = True
-        cnt += sup.P[:, u]
+        _add(cnt, P, u, 1)
         excess += gain[u]
         if excess > min_excess:
-            return tuple(np.flatnonzero(in_c).tolist())
-    return None
+            return _members(in_c, size)
+    return np.zeros(0, dtype=np.int64)
 
 
 def greedy_clusters(
@@ -73,16 +161,10 @@ def greedy_clusters(
     sup = LPSupport(problem, xval)
     if sup.w.size == 0:
         return []
-    found: dict[tuple[int, ...], None] = {}
+    data = (sup.w, sup.ch, sup.P)
     comps = sup.components()
-    for comp in comps:
-        cluster = _peel(sup, comp, min_excess)
-        if cluster is not None:
-            found[cluster] = None
+    clusters = [_peel(*data, comp, min_excess) for comp in comps]
     if grow:
-        for comp in comps:
-            for seed in comp.tolist():
-                cluster = _grow(sup, seed, min_excess, comp.size)
-                if cluster is not None:
-                    found[cluster] = None
+        clusters += [_grow(*data, seed, min_excess, comp.size) for comp in comps for seed in comp.tolist()]
+    found = dict.fromkeys(tuple(c.tolist()) for c in clusters if c.size)
     return list(found)

@@ -7,77 +7,98 @@ score) whose parents are all still remaining; the next sink is the node whose pr
 the largest ``x*``, ties broken by the least score lost by the other remaining nodes, which may no
 longer use the sink as a parent. Finally every node takes its best-scoring family consistent with
 the order found. With no LP values (all weights 0) the same procedure is a greedy, score-only
-warm start. :class:`SinksHeur` runs it on LP solutions inside SCIP.
+warm start. The search is compiled with numba over :class:`ilp.flat.FamilyArrays`;
+:class:`SinksHeur` runs it on LP solutions inside SCIP.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from pyscipopt import SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
+from ilp.flat import FamilyArrays, TransformedVars
 from ilp.guard import guarded
 from ilp.problem import FamilyProblem
 
 
-def sinks_dag(problem: FamilyProblem, weights: np.ndarray | None = None) -> list[int] | None:
+@njit(cache=True, nogil=True)
+def _first_fit(ranked, end, start, par_ptr, par_idx, remaining, banned):
+    """First position ``>= start`` in ``ranked[:end]`` of a family whose parents all remain and
+    differ from ``banned`` (``-1``: none banned); ``end`` if there is none."""
+    i = start
+    while i < end:
+        f = ranked[i]
+        q = par_ptr[f]
+        while q < par_ptr[f + 1] and remaining[par_idx[q]] and par_idx[q] != banned:
+            q += 1
+        if q == par_ptr[f + 1]:
+            return i
+        i += 1
+    return end
+
+
+@njit(cache=True, nogil=True)
+def _sinks(n, score, par_ptr, par_idx, fam_ptr, fam_idx, ranked, w_round):
+    """``(ok, family per child)`` of sink finding with (rounded) family weights ``w_round``;
+    ``ranked`` is ``fam_idx`` with each child's families by decreasing weight."""
+    remaining = np.ones(n, dtype=np.bool_)
+    ptr = fam_ptr[:-1].copy()  # position of each node's preferred family in ranked
+    damage = np.zeros(n)
+    removed_at = np.zeros(n, dtype=np.int64)
+    for step in range(n):
+        for v in range(n):
+            if remaining[v]:
+                ptr[v] = _first_fit(ranked, fam_ptr[v + 1], ptr[v], par_ptr, par_idx, remaining, -1)
+                if ptr[v] == fam_ptr[v + 1]:
+                    return False, ptr
+                damage[v] = 0.0
+        for u in range(n):
+            if remaining[u]:
+                f = ranked[ptr[u]]
+                for q in range(par_ptr[f], par_ptr[f + 1]):
+                    p = par_idx[q]
+                    j = _first_fit(ranked, fam_ptr[u + 1], ptr[u] + 1, par_ptr, par_idx, remaining, p)
+                    damage[p] += score[f] - score[ranked[j]] if j < fam_ptr[u + 1] else np.inf
+        sink = -1
+        for v in range(n):  # max of (w_round[preferred family], -damage), ties to the lowest node
+            if remaining[v]:
+                if sink < 0:
+                    sink = v
+                    continue
+                wv, ws = w_round[ranked[ptr[v]]], w_round[ranked[ptr[sink]]]
+                if wv > ws or (wv == ws and damage[v] < damage[sink]):
+                    sink = v
+        remaining[sink] = False
+        removed_at[sink] = step
+    chosen = np.empty(n, dtype=np.int64)
+    for v in range(n):  # best family whose parents became sinks after v (earlier in the order)
+        for k in range(fam_ptr[v], fam_ptr[v + 1]):
+            f = fam_idx[k]
+            q = par_ptr[f]
+            while q < par_ptr[f + 1] and removed_at[par_idx[q]] > removed_at[v]:
+                q += 1
+            if q == par_ptr[f + 1]:
+                chosen[v] = f
+                break
+    return True, chosen
+
+
+def sinks_dag(problem: FamilyProblem, weights: np.ndarray | None = None,
+              arrays: FamilyArrays | None = None) -> list[int] | None:
     """Families (one per child, indexed by child) of a DAG built by sink finding, or ``None``.
 
     ``None`` is returned only when the greedy choice leaves some node with no candidate parent
-    set (possible for restricted candidate lists).
+    set (possible for restricted candidate lists). Weights are compared rounded to 9 decimals;
+    ``arrays`` (the problem's :class:`FamilyArrays`) saves rebuilding them on every call.
     """
-    n, bits, score = problem.n, problem.bits, problem.score
+    fa = FamilyArrays.of(problem) if arrays is None else arrays
     w = np.zeros(problem.n_families) if weights is None else np.asarray(weights, dtype=float)
     w_round = np.round(w, 9)
-    ranked = []
-    for v in range(n):
-        fams = problem.by_child[v]  # already sorted by decreasing score
-        ranked.append(fams[np.argsort(-w_round[fams], kind="stable")].tolist())
-    w_round = w_round.tolist()  # Python floats: rounding numpy scalars in the loop below is slow
-    ptr = [0] * n
-    remaining = (1 << n) - 1
-    allowed = [0] * n
-
-    def first_fit(v: int, start: int, banned: int) -> int:
-        lst = ranked[v]
-        end = len(lst)
-        i = start
-        while i < end and bits[lst[i]] & banned:
-            i += 1
-        return i
-
-    alive = set(range(n))
-    while alive:
-        outside = ~remaining
-        pref = {}
-        for v in alive:
-            ptr[v] = first_fit(v, ptr[v], outside)
-            if ptr[v] == len(ranked[v]):
-                return None
-            pref[v] = ranked[v][ptr[v]]
-        damage = dict.fromkeys(alive, 0.0)
-        for u in alive:
-            f = pref[u]
-            for p in problem.parents[f]:
-                j = first_fit(u, ptr[u] + 1, outside | (1 << p))
-                damage[p] += (score[f] - score[ranked[u][j]]) if j < len(ranked[u]) else np.inf
-        sink = max(alive, key=lambda v: (w_round[pref[v]], -damage[v], -v))
-        remaining &= ~(1 << sink)
-        allowed[sink] = remaining
-        alive.remove(sink)
-
-    chosen = []
-    for v in range(n):
-        fams = problem.by_child[v].tolist()
-        chosen.append(next(f for f in fams if not bits[f] & ~allowed[v]))
-    return chosen
-
-
-def solution_values(problem: FamilyProblem, chosen: list[int]) -> tuple[np.ndarray, set[tuple[int, int]]]:
-    """0/1 family values and the arc set of a choice of families."""
-    xval = np.zeros(problem.n_families)
-    xval[chosen] = 1.0
-    arcs = {(p, int(problem.child[f])) for f in chosen for p in problem.parents[f]}
-    return xval, arcs
+    # Stable: equal weights keep the by_child order (decreasing score).
+    ranked = fa.fam_idx[np.lexsort((-w_round[fa.fam_idx], fa.child[fa.fam_idx]))]
+    ok, chosen = _sinks(fa.n, fa.score, fa.par_ptr, fa.par_idx, fa.fam_ptr, fa.fam_idx, ranked, w_round)
+    return chosen.tolist() if ok else None
 
 
 class SinksHeur(Heur):
@@ -85,8 +106,11 @@ class SinksHeur(Heur):
 
     def __init__(self, problem: FamilyProblem, x: list, arcs: dict):
         self.problem = problem
+        self.arrays = FamilyArrays.of(problem)
         self.x = x
-        self.arcs = arcs
+        self.arc_pos = {arc: i for i, arc in enumerate(arcs)}
+        self.tx = TransformedVars(x)
+        self.tarcs = TransformedVars(list(arcs.values()))
         self.tried: set[tuple[int, ...]] = set()
         self.error: Exception | None = None
         self.stats = {"sinks_calls": 0, "sinks_found": 0}
@@ -94,31 +118,36 @@ class SinksHeur(Heur):
     def make_solution(self, chosen: list[int], heur=None):
         """A SCIP solution (family and arc variables) for a choice of families.
 
-        Before solving, values are set on the original variables; during solving, on the active
-        transformed variables only (presolving may have fixed or aggregated the others, whose
-        values then follow).
+        Only the chosen families and their arcs are set to 1. Before solving, values are set on
+        the original variables; during solving, on the active transformed variables only
+        (presolving may have fixed or aggregated the others, whose values then follow).
         """
         sol = self.model.createSol(heur)
-        xval, arcs = solution_values(self.problem, chosen)
-        values = [(var, xval[f]) for f, var in enumerate(self.x)]
-        values += [(var, 1.0 if arc in arcs else 0.0) for arc, var in self.arcs.items()]
-        solving = heur is not None
-        for var, val in values:
-            if solving:
-                var = self.model.getTransformedVar(var)
-                if not var.isActive():
-                    continue
-            if val:
-                self.model.setSolVal(sol, var, val)
+        child, parents = self.problem.child, self.problem.parents
+        fams = sorted(chosen)
+        arcs = [(p, int(child[f])) for f in fams for p in parents[f]]
+        arcs = sorted(self.arc_pos[a] for a in arcs if a in self.arc_pos)  # none without arc_vars
+        for cache, ones in ((self.tx, fams), (self.tarcs, arcs)):
+            if heur is None:
+                targets = [cache.original[i] for i in ones]
+            else:
+                tvars, active = cache.vars(self.model), cache.active(self.model)
+                targets = [tvars[i] for i in ones if active[i]]
+            for var in targets:
+                self.model.setSolVal(sol, var, 1.0)
         return sol
+
+    @guarded
+    def heurinitsol(self):
+        self.tx.reset()  # transformed variables change after each (re)presolve
+        self.tarcs.reset()
 
     @guarded
     def heurexec(self, heurtiming, nodeinfeasible):
         if self.model.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         self.stats["sinks_calls"] += 1
-        xval = np.fromiter((self.model.getSolVal(None, v) for v in self.x), float, len(self.x))
-        chosen = sinks_dag(self.problem, xval)
+        chosen = sinks_dag(self.problem, self.tx.lp_values(self.model), self.arrays)
         if chosen is None or tuple(chosen) in self.tried:
             return {"result": SCIP_RESULT.DIDNOTFIND}
         self.tried.add(tuple(chosen))

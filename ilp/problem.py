@@ -33,8 +33,8 @@ class ILPInfeasibleError(ILPInputError):
 class FamilyProblem:
     """Families ``f = 0..F-1`` with child ``child[f]``, parents ``parents[f]``, score ``score[f]``.
 
-    ``pmask[f, u]`` is True iff ``u`` is a parent in family ``f``; ``bits[f]`` is the same set as
-    a Python int bitmask; ``by_child[v]`` lists the families of ``v`` (sorted by decreasing score).
+    ``pmask[f, u]`` is True iff ``u`` is a parent in family ``f``; ``by_child[v]`` lists the
+    families of ``v`` (sorted by decreasing score).
     """
 
     n: int
@@ -43,7 +43,6 @@ class FamilyProblem:
     parents: list[ParentSet]
     score: np.ndarray
     pmask: np.ndarray
-    bits: list[int]
     by_child: list[np.ndarray]
 
     @property
@@ -170,7 +169,6 @@ def build_problem(
     pmask = np.zeros((F, n), dtype=bool)
     for f, ps in enumerate(parents):
         pmask[f, list(ps)] = True
-    bits = [sum(1 << p for p in ps) for ps in parents]
     by_child = [np.flatnonzero(child_arr == v) for v in range(n)]
     logger.debug("family problem: n=%d, %d families kept, %d dropped by options", n, F, dropped)
     return FamilyProblem(
@@ -180,6 +178,5 @@ def build_problem(
         parents=parents,
         score=np.array(score, dtype=np.float64),
         pmask=pmask,
-        bits=bits,
         by_child=by_child,
     )

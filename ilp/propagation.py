@@ -4,44 +4,106 @@ At a node, an arc ``u -> v`` is *implied* when every family of ``v`` that is sti
 (local upper bound 1) contains ``u`` (in particular when a family of ``v`` is fixed to 1). If
 the implied arcs reach ``w`` from ``v``, any family ``W -> v`` with ``w in W`` would close a
 directed cycle, so it can be fixed to 0; implied arcs that already form a cycle make the node
-infeasible. Reachability is the transitive closure of the implied-arc matrix (Warshall 1962).
+infeasible. Reachability is searched depth first from each node over the (sparse) implied arcs,
+in numba-compiled kernels over :class:`ilp.flat.FamilyArrays`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
+from ilp.flat import FamilyArrays
 from ilp.problem import FamilyProblem
 
 
-def implied_arcs(problem: FamilyProblem, allowed: np.ndarray) -> np.ndarray:
-    """``A[u, v]`` True iff ``u`` is a parent in every allowed family of ``v``.
+@njit(cache=True, nogil=True)
+def _implied_arcs(n, par_ptr, par_idx, fam_ptr, fam_idx, allowed):
+    """Implied arcs as CSR out-lists ``(ptr, succ)``: ``u -> v`` iff ``u`` is a parent in every
+    allowed family of ``v`` (none for a child without allowed families)."""
+    count = np.zeros(n, dtype=np.int64)
+    tails = np.empty(par_idx.size, dtype=np.int64)
+    heads = np.empty(par_idx.size, dtype=np.int64)
+    m = 0
+    for v in range(n):
+        n_allowed, first = 0, -1
+        for k in range(fam_ptr[v], fam_ptr[v + 1]):
+            f = fam_idx[k]
+            if allowed[f]:
+                if first < 0:
+                    first = f
+                n_allowed += 1
+                for q in range(par_ptr[f], par_ptr[f + 1]):
+                    count[par_idx[q]] += 1
+        if first < 0:
+            continue
+        for q in range(par_ptr[first], par_ptr[first + 1]):  # an implied parent is in every family
+            if count[par_idx[q]] == n_allowed:
+                tails[m], heads[m] = par_idx[q], v
+                m += 1
+        for k in range(fam_ptr[v], fam_ptr[v + 1]):
+            f = fam_idx[k]
+            if allowed[f]:
+                for q in range(par_ptr[f], par_ptr[f + 1]):
+                    count[par_idx[q]] = 0
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    for e in range(m):
+        ptr[tails[e] + 1] += 1
+    for u in range(n):
+        ptr[u + 1] += ptr[u]
+    succ = np.empty(m, dtype=np.int64)
+    fill = ptr[:-1].copy()
+    for e in range(m):
+        succ[fill[tails[e]]] = heads[e]
+        fill[tails[e]] += 1
+    return ptr, succ
 
-    ``allowed`` is a boolean mask over families; a child with no allowed family has no implied
-    arcs (the convexity row makes that node infeasible anyway).
-    """
-    n = problem.n
-    child = problem.child[allowed]
-    counts = np.bincount(child, minlength=n)
-    # per_parent[v, u]: allowed families of v containing u (one flat bincount beats np.add.at).
-    cells = (child[:, None] * n + np.arange(n)).ravel()
-    per_parent = np.bincount(cells, weights=problem.pmask[allowed].ravel(), minlength=n * n).reshape(n, n)
-    return ((per_parent == counts[:, None]) & (counts[:, None] > 0)).T
+
+@njit(cache=True, nogil=True)
+def _closing_families(n, par_ptr, par_idx, fam_ptr, fam_idx, allowed):
+    """``(closes, cyclic)``: allowed families ``W -> v`` with some ``w in W`` reachable from ``v``
+    by implied arcs, and whether the implied arcs contain a directed cycle (then no family is
+    returned)."""
+    ptr, succ = _implied_arcs(n, par_ptr, par_idx, fam_ptr, fam_idx, allowed)
+    closes = np.zeros(allowed.size, dtype=np.bool_)
+    seen = np.full(n, -1, dtype=np.int64)  # seen[u] == v: u reachable from v (path length >= 1)
+    stack = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        if ptr[v] == ptr[v + 1]:
+            continue
+        top = 0
+        for e in range(ptr[v], ptr[v + 1]):
+            u = succ[e]
+            if seen[u] != v:
+                seen[u] = v
+                stack[top] = u
+                top += 1
+        while top > 0:
+            top -= 1
+            u = stack[top]
+            for e in range(ptr[u], ptr[u + 1]):
+                t = succ[e]
+                if seen[t] != v:
+                    seen[t] = v
+                    stack[top] = t
+                    top += 1
+        if seen[v] == v:
+            return np.zeros(allowed.size, dtype=np.bool_), True
+        for k in range(fam_ptr[v], fam_ptr[v + 1]):
+            f = fam_idx[k]
+            if allowed[f]:
+                for q in range(par_ptr[f], par_ptr[f + 1]):
+                    if seen[par_idx[q]] == v:
+                        closes[f] = True
+                        break
+    return closes, False
 
 
-def transitive_closure(adj: np.ndarray) -> np.ndarray:
-    """Reachability by paths of length >= 1 (Warshall's algorithm, vectorised per pivot)."""
-    reach = adj.copy()
-    for k in range(reach.shape[0]):
-        reach |= reach[:, k:k + 1] & reach[k:k + 1, :]
-    return reach
-
-
-def cycle_closing_families(problem: FamilyProblem, allowed: np.ndarray) -> tuple[np.ndarray, bool]:
+def cycle_closing_families(problem: FamilyProblem, allowed: np.ndarray,
+                           arrays: FamilyArrays | None = None) -> tuple[np.ndarray, bool]:
     """Allowed families that would close a cycle with the implied arcs, and whether those
-    implied arcs are already cyclic."""
-    reach = transitive_closure(implied_arcs(problem, allowed))
-    if reach.diagonal().any():
-        return np.zeros(problem.n_families, dtype=bool), True
-    closes = (problem.pmask & reach[problem.child, :]).any(axis=1)
-    return allowed & closes, False
+    implied arcs are already cyclic. ``allowed`` is a boolean mask over families; ``arrays``
+    (the problem's :class:`FamilyArrays`) saves rebuilding them on every call."""
+    fa = FamilyArrays.of(problem) if arrays is None else arrays
+    return _closing_families(fa.n, fa.par_ptr, fa.par_idx, fa.fam_ptr, fa.fam_idx,
+                             np.ascontiguousarray(allowed, dtype=np.bool_))

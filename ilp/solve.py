@@ -60,6 +60,9 @@ def _set_parameters(model, *, time_limit, verbose, seed, scip_params) -> None:
     # propagator would run for every candidate).
     model.setParam("branching/relpscost/maxreliable", 1.0)
     model.setParam("branching/relpscost/maxproprounds", 0)
+    # and strong-branch at most 20 candidates per node (default 100): fewer LP iterations on
+    # every unrestricted benchmark case (docs/benchmarks.md)
+    model.setParam("branching/relpscost/initcand", 20)
     if time_limit is not None:
         model.setParam("limits/time", float(time_limit))
     for name, value in (scip_params or {}).items():
