@@ -67,17 +67,11 @@ def _closing_families(n, par_ptr, par_idx, fam_ptr, fam_idx, allowed):
     ptr, succ = _implied_arcs(n, par_ptr, par_idx, fam_ptr, fam_idx, allowed)
     closes = np.zeros(allowed.size, dtype=np.bool_)
     seen = np.full(n, -1, dtype=np.int64)  # seen[u] == v: u reachable from v (path length >= 1)
-    stack = np.empty(n, dtype=np.int64)
+    stack = np.empty(n + 1, dtype=np.int64)  # v itself, then each node at most once
     for v in range(n):
         if ptr[v] == ptr[v + 1]:
             continue
-        top = 0
-        for e in range(ptr[v], ptr[v + 1]):
-            u = succ[e]
-            if seen[u] != v:
-                seen[u] = v
-                stack[top] = u
-                top += 1
+        stack[0], top = v, 1  # v is not marked: it is seen only if a path returns to it
         while top > 0:
             top -= 1
             u = stack[top]
