@@ -3,8 +3,9 @@
 Assembles the model (:mod:`ilp.model`), the cluster-cut constraint handler
 (:mod:`ilp.cluster_cuts`), the sink-finding heuristic and greedy warm start
 (:mod:`ilp.heuristics`), and sets SCIP parameters in the spirit of GOBNILP (Bartlett & Cussens
-2017; GOBNILP manual): SCIP's own primal heuristics off, cluster cuts separated in every root LP
-round (and every ``sepa_freq`` depth levels below), light presolving, cheap branching.
+2017; GOBNILP manual): SCIP's own primal heuristics off, cluster cuts separated at every node
+(``sepa_freq`` 1; the exact sub-IP only at the root), light presolving,
+cheap branching.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def solve_ilp(
     subip: bool = True,
     subip_time_limit: float = 5.0,
     subip_maxdepth: int = 0,
-    sepa_freq: int = 10,
+    sepa_freq: int = 1,
     prop_freq: int = 1,
     arc_branch_priority: int = 10,
     sinks_freq: int = 1,
