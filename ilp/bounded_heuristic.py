@@ -92,7 +92,7 @@ class BoundedSinksHeur(SinksHeur):
         """``(SCIP solution, score)`` from sink finding with ``weights`` (LP values; ``None``:
         scores only) repaired to treewidth ``<= k``; ``None`` if it fails or was tried before."""
         problem = self.problem
-        first = sinks_dag(problem, weights, self.arrays)
+        first = sinks_dag(problem, weights)
         if first is None:
             return None
         found = bounded_dag(problem, topological_order(problem.dag_of(first)), self.k)

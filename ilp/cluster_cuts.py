@@ -17,7 +17,7 @@ from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
 from graphs.dag import find_cycle
 from ilp.clusters import cut_row
-from ilp.flat import FamilyArrays, TransformedVars
+from ilp.flat import TransformedVars
 from ilp.greedy_cuts import greedy_clusters
 from ilp.guard import guarded
 from ilp.problem import FamilyProblem
@@ -32,7 +32,6 @@ class ClusterConshdlr(Conshdlr):
                  subip_time_limit: float = 5.0, subip_maxdepth: int = 0,
                  min_excess: float = 1e-4, seed: int = 0):
         self.problem = problem
-        self.arrays = FamilyArrays.of(problem)
         self.x = x
         self.tx = TransformedVars(x)
         self.use_subip = subip
@@ -106,7 +105,7 @@ class ClusterConshdlr(Conshdlr):
     @guarded
     def consprop(self, constraints, nusefulconss, nmarkedconss, proptiming):
         allowed = self.tx.upper_bounds(self.model) > 0.5
-        closing, cyclic = cycle_closing_families(self.problem, allowed, self.arrays)
+        closing, cyclic = cycle_closing_families(self.problem, allowed)
         if cyclic:
             self.stats["prop_cutoffs"] += 1
             return {"result": SCIP_RESULT.CUTOFF}

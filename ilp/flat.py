@@ -1,7 +1,8 @@
 """Flat views that the SCIP plugins hand to their compiled (numba) kernels.
 
 :class:`FamilyArrays` is a :class:`ilp.problem.FamilyProblem` as CSR integer arrays (numba takes
-neither lists of tuples nor Python-int bit sets, and networks may have thousands of nodes).
+neither lists of tuples nor Python-int bit sets, and networks may have thousands of nodes); a
+problem builds it once, as ``problem.arrays``.
 :class:`TransformedVars` caches the transformed copies of a plugin's variables for one solving
 run and reads their LP values and local upper bounds in bulk with the cheapest PySCIPOpt
 accessors (``Variable.getLPSol`` is about six times faster than ``Model.getSolVal(None, v)``).
@@ -10,11 +11,13 @@ accessors (``Variable.getLPSol`` is about six times faster than ``Model.getSolVa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pyscipopt.scip import Variable
 
-from ilp.problem import FamilyProblem
+if TYPE_CHECKING:  # ilp.problem builds FamilyArrays
+    from ilp.problem import FamilyProblem
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 from pyscipopt import SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
-from ilp.flat import FamilyArrays, TransformedVars
+from ilp.flat import TransformedVars
 from ilp.guard import guarded
 from ilp.problem import FamilyProblem
 
@@ -84,15 +84,13 @@ def _sinks(n, score, par_ptr, par_idx, fam_ptr, fam_idx, ranked, w_round):
     return True, chosen
 
 
-def sinks_dag(problem: FamilyProblem, weights: np.ndarray | None = None,
-              arrays: FamilyArrays | None = None) -> list[int] | None:
+def sinks_dag(problem: FamilyProblem, weights: np.ndarray | None = None) -> list[int] | None:
     """Families (one per child, indexed by child) of a DAG built by sink finding, or ``None``.
 
     ``None`` is returned only when the greedy choice leaves some node with no candidate parent
-    set (possible for restricted candidate lists). Weights are compared rounded to 9 decimals;
-    ``arrays`` (the problem's :class:`FamilyArrays`) saves rebuilding them on every call.
+    set (possible for restricted candidate lists). Weights are compared rounded to 9 decimals.
     """
-    fa = FamilyArrays.of(problem) if arrays is None else arrays
+    fa = problem.arrays
     w = np.zeros(problem.n_families) if weights is None else np.asarray(weights, dtype=float)
     w_round = np.round(w, 9)
     # Stable: equal weights keep the by_child order (decreasing score).
@@ -106,7 +104,6 @@ class SinksHeur(Heur):
 
     def __init__(self, problem: FamilyProblem, x: list, arcs: dict):
         self.problem = problem
-        self.arrays = FamilyArrays.of(problem)
         self.x = x
         self.arc_pos = {arc: i for i, arc in enumerate(arcs)}
         self.tx = TransformedVars(x)
@@ -124,10 +121,9 @@ class SinksHeur(Heur):
         """
         sol = self.model.createSol(heur)
         child, parents = self.problem.child, self.problem.parents
-        fams = sorted(chosen)
-        arcs = [(p, int(child[f])) for f in fams for p in parents[f]]
-        arcs = sorted(self.arc_pos[a] for a in arcs if a in self.arc_pos)  # none without arc_vars
-        for cache, ones in ((self.tx, fams), (self.tarcs, arcs)):
+        arcs = [(p, int(child[f])) for f in chosen for p in parents[f]]
+        arcs = [self.arc_pos[a] for a in arcs if a in self.arc_pos]  # none without arc_vars
+        for cache, ones in ((self.tx, chosen), (self.tarcs, arcs)):
             if heur is None:
                 targets = [cache.original[i] for i in ones]
             else:
@@ -147,7 +143,7 @@ class SinksHeur(Heur):
         if self.model.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         self.stats["sinks_calls"] += 1
-        chosen = sinks_dag(self.problem, self.tx.lp_values(self.model), self.arrays)
+        chosen = sinks_dag(self.problem, self.tx.lp_values(self.model))
         if chosen is None or tuple(chosen) in self.tried:
             return {"result": SCIP_RESULT.DIDNOTFIND}
         self.tried.add(tuple(chosen))

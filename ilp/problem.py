@@ -12,10 +12,12 @@ import itertools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from graphs.dag import find_cycle
+from ilp.flat import FamilyArrays
 from scores.table import ParentSet, ScoreTable, ScoreTableError
 
 logger = logging.getLogger(__name__)
@@ -44,6 +46,11 @@ class FamilyProblem:
     score: np.ndarray
     pmask: np.ndarray
     by_child: list[np.ndarray]
+
+    @cached_property
+    def arrays(self) -> FamilyArrays:
+        """The families as flat CSR arrays for the compiled plugin kernels (built on first use)."""
+        return FamilyArrays.of(self)
 
     @property
     def n_families(self) -> int:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ilp.flat import FamilyArrays
 from ilp.problem import FamilyProblem
 
 
@@ -93,11 +92,9 @@ def _closing_families(n, par_ptr, par_idx, fam_ptr, fam_idx, allowed):
     return closes, False
 
 
-def cycle_closing_families(problem: FamilyProblem, allowed: np.ndarray,
-                           arrays: FamilyArrays | None = None) -> tuple[np.ndarray, bool]:
+def cycle_closing_families(problem: FamilyProblem, allowed: np.ndarray) -> tuple[np.ndarray, bool]:
     """Allowed families that would close a cycle with the implied arcs, and whether those
-    implied arcs are already cyclic. ``allowed`` is a boolean mask over families; ``arrays``
-    (the problem's :class:`FamilyArrays`) saves rebuilding them on every call."""
-    fa = FamilyArrays.of(problem) if arrays is None else arrays
+    implied arcs are already cyclic. ``allowed`` is a boolean mask over families."""
+    fa = problem.arrays
     return _closing_families(fa.n, fa.par_ptr, fa.par_idx, fa.fam_ptr, fa.fam_idx,
                              np.ascontiguousarray(allowed, dtype=np.bool_))

@@ -13,7 +13,7 @@ FAST = ["asia", "cancer", "earthquake", "survey", "sachs", "child", "alarm"]
 SLOW = ["insurance", "win95pts"]  # water, hepar2: unbounded-order oracle PC runs for minutes
 
 
-def _check_oracle_pc(name):
+def assert_oracle_pc_recovers_cpdag(name):
     net = load_network(name)
     A = net.adjacency
     cpdag, r = pc(DSeparationOracle(A), net.n_vars)
@@ -24,13 +24,13 @@ def _check_oracle_pc(name):
 
 @pytest.mark.parametrize("name", FAST)
 def test_oracle_pc_recovers_cpdag(name):
-    _check_oracle_pc(name)
+    assert_oracle_pc_recovers_cpdag(name)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SLOW)
 def test_oracle_pc_recovers_cpdag_slow(name):
-    _check_oracle_pc(name)
+    assert_oracle_pc_recovers_cpdag(name)
 
 
 def test_oracle_separating_sets_are_valid():

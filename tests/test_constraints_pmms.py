@@ -34,7 +34,7 @@ def test_oracle_mmpc_recovers_skeleton_slow(name):
     assert np.array_equal(mmpc(DSeparationOracle(net.adjacency), net.n_vars).allowed, truth)
 
 
-def _check_oracle_pmms(name):
+def assert_oracle_pmms_sound(name):
     """With a 0/1 oracle Assoc only drops to 0, so the greedy search gets past its first step
     only when one variable separates: PMMS then keeps every true edge (no omission, as the paper
     proves), removes every non-adjacent pair separated by {} or one true neighbour, and keeps a
@@ -53,7 +53,7 @@ def _check_oracle_pmms(name):
 
 @pytest.mark.parametrize("name", ["asia", "cancer", "earthquake", "survey", "sachs", "child"])
 def test_oracle_pmms_no_omissions_and_single_separators(name):
-    _check_oracle_pmms(name)
+    assert_oracle_pmms_sound(name)
 
 
 @pytest.mark.parametrize("seed", range(4))

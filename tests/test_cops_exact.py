@@ -33,7 +33,7 @@ def recording_oracle(A, log):
     return indep
 
 
-def check_learned(A):
+def assert_learns_truth(A):
     n = A.shape[0]
     log = []
     res = cops_and_robbers(recording_oracle(A, log), n)
@@ -58,23 +58,23 @@ SMALL = [(n, p, seed) for n in (2, 5, 8, 11) for p in (0.15, 0.35, 0.6) for seed
 
 @pytest.mark.parametrize("n,p,seed", SMALL)
 def test_random_small_dags(n, p, seed):
-    check_learned(random_dag(n, p, seed=seed))
+    assert_learns_truth(random_dag(n, p, seed=seed))
 
 
 @pytest.mark.parametrize("n,p,seed", [(32, 0.05, 1), (32, 0.05, 2), (20, 0.08, 0), (16, 0.1, 0)])
 def test_random_larger_sparse_dags(n, p, seed):
-    check_learned(random_dag(n, p, seed=seed))
+    assert_learns_truth(random_dag(n, p, seed=seed))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("n,p,seed", [(n, p, s) for n, p in ((16, 0.2), (16, 0.3), (24, 0.1), (32, 0.05),
                                                                (32, 0.08)) for s in range(3)])
 def test_random_dags_slow(n, p, seed):
-    check_learned(random_dag(n, p, seed=seed))
+    assert_learns_truth(random_dag(n, p, seed=seed))
 
 
 def test_edgeless_graph_has_one_bag_per_node():
-    res = check_learned(np.zeros((4, 4), dtype=bool))
+    res = assert_learns_truth(np.zeros((4, 4), dtype=bool))
     assert res.k == 0 and len(res.components) == 4
     assert sorted(map(sorted, res.raw_decomposition.bags)) == [[0], [1], [2], [3]]
 
@@ -82,7 +82,7 @@ def test_edgeless_graph_has_one_bag_per_node():
 def test_components_and_chain_separator():
     A = np.zeros((5, 5), dtype=bool)
     A[0, 2] = A[2, 4] = A[1, 3] = True  # 0 -> 2 -> 4 and 1 -> 3
-    res = check_learned(A)
+    res = assert_learns_truth(A)
     assert res.components == [(0, 2, 4), (1, 3)]
     assert res.component_widths == [1, 1] and res.k == 1
     assert res.separating_sets == {}  # bags {0, 2}, {2, 4}, {1, 3} hold only true edges
@@ -91,7 +91,7 @@ def test_components_and_chain_separator():
 def test_diamond_separator_and_v_structure():
     A = np.zeros((4, 4), dtype=bool)
     A[0, 1] = A[0, 2] = A[1, 3] = A[2, 3] = True  # moral edge 1 - 2
-    res = check_learned(A)
+    res = assert_learns_truth(A)
     assert res.k == 2
     assert sorted(map(sorted, res.tree_decomposition.bags)) == [[0, 1, 2], [1, 2, 3]]
     # bag {0, 1, 2}: subsets of {0} in order {}, {0}; the first independence is 1 _||_ 2 | 0
@@ -101,7 +101,7 @@ def test_diamond_separator_and_v_structure():
 
 @pytest.mark.parametrize("name", ["cancer", "earthquake", "survey", "asia", "sachs", "child"])
 def test_benchmark_networks(name):
-    res = check_learned(load_network(name).adjacency)
+    res = assert_learns_truth(load_network(name).adjacency)
     # Figure 1: the last nonzero bar is at treewidth + 1
     assert len(res.tests_by_order) - 1 == res.k + 1 and res.tests_by_order[-1] > 0
 
@@ -109,7 +109,7 @@ def test_benchmark_networks(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["alarm", "mildew", "insurance"])
 def test_benchmark_networks_slow(name):
-    check_learned(load_network(name).adjacency)
+    assert_learns_truth(load_network(name).adjacency)
 
 
 def test_pc_baseline_counts_and_cpdag():

@@ -114,7 +114,8 @@ def test_single_state_column_warns():
 def test_no_warning_for_ordinary_columns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        Dataset.from_frame(pd.DataFrame({"v": ["a", "b"]}))
+        ds = Dataset.from_frame(pd.DataFrame({"v": ["a", "b"]}))
+    assert ds.arities.tolist() == [2]
 
 
 def test_empty_and_duplicate_columns(tmp_path):

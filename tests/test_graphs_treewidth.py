@@ -47,7 +47,7 @@ def random_tree(n, seed):
     return undirected(n, [(k, int(rng.integers(k))) for k in range(1, n)])
 
 
-def check_all(G, expected):
+def assert_treewidth_facts(G, expected):
     ex = treewidth_exact(G)
     assert ex.exact and ex.width == expected
     assert ex.decomposition.validate(G) == expected
@@ -61,32 +61,32 @@ def check_all(G, expected):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_trees(seed):
-    check_all(random_tree(30, seed), 1)
+    assert_treewidth_facts(random_tree(30, seed), 1)
 
 
 @pytest.mark.parametrize("n", [3, 4, 10, 40])
 def test_cycles(n):
-    check_all(cycle(n), 2)
+    assert_treewidth_facts(cycle(n), 2)
 
 
 @pytest.mark.parametrize("k", [2, 3, 4, 5])
 def test_grids(k):
-    check_all(grid(k, k), k)
+    assert_treewidth_facts(grid(k, k), k)
 
 
 def test_rectangular_grid_and_complete_graphs():
-    check_all(grid(3, 8), 3)
+    assert_treewidth_facts(grid(3, 8), 3)
     for n in (1, 2, 5, 12):
-        check_all(~np.eye(n, dtype=bool), n - 1)
+        assert_treewidth_facts(~np.eye(n, dtype=bool), n - 1)
 
 
 def test_trivial_graphs():
-    check_all(np.zeros((5, 5), bool), 0)
+    assert_treewidth_facts(np.zeros((5, 5), bool), 0)
     ex = treewidth_exact(np.zeros((0, 0), bool))
     assert ex.width == -1 and ex.decomposition.bags == ()
     # disconnected: a triangle and a 4-cycle
     G = undirected(7, [(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (5, 6), (6, 3)])
-    check_all(G, 2)
+    assert_treewidth_facts(G, 2)
 
 
 def brute_force_treewidth(G):
@@ -100,7 +100,7 @@ def test_exact_matches_brute_force_on_small_random_graphs():
         n = int(rng.integers(4, 8))
         G = np.triu(rng.random((n, n)) < 0.45, 1)
         G = G | G.T
-        check_all(G, brute_force_treewidth(G))
+        assert_treewidth_facts(G, brute_force_treewidth(G))
 
 
 def test_width_at_most_agrees_with_brute_force():
@@ -119,7 +119,7 @@ def test_k_trees_have_treewidth_k():
             T = random_k_tree(18, k, seed)
             assert is_k_tree(T.adjacency, k)
             assert T.tree_decomposition().validate(T.adjacency) == k
-            check_all(T.adjacency, k)
+            assert_treewidth_facts(T.adjacency, k)
             # min-fill is optimal on chordal graphs (a perfect elimination ordering exists)
             assert treewidth_upper_bound(T.adjacency).width == k
 

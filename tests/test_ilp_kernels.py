@@ -13,7 +13,6 @@ import pytest
 from test_exact_dp import random_table
 
 from ilp.clusters import LPSupport
-from ilp.flat import FamilyArrays
 from ilp.greedy_cuts import greedy_clusters
 from ilp.heuristics import sinks_dag
 from ilp.problem import build_problem
@@ -159,20 +158,18 @@ def test_sinks_dag_matches_reference(seed):
 def test_sinks_dag_beyond_64_nodes():
     rng = np.random.default_rng(7)
     problem = _problem(70, 7, palim=1, keep=0.2)
-    arrays = FamilyArrays.of(problem)
     for w in (None, _dyadic_point(problem, rng)):
-        assert sinks_dag(problem, w, arrays) == ref_sinks_dag(problem, w)
+        assert sinks_dag(problem, w) == ref_sinks_dag(problem, w)
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_cycle_closing_families_matches_reference(seed):
     rng = np.random.default_rng(seed)
     problem = _problem(int(rng.integers(2, 12)), seed, palim=2, keep=0.6)
-    arrays = FamilyArrays.of(problem)
     for density in (0.1, 0.3, 0.6, 1.0):
         # Few allowed families per child, so that implied arcs (and some cycles) occur.
         allowed = rng.random(problem.n_families) < density
-        closing, cyclic = cycle_closing_families(problem, allowed, arrays)
+        closing, cyclic = cycle_closing_families(problem, allowed)
         ref_closing, ref_cyclic = ref_cycle_closing_families(problem, allowed)
         assert cyclic == ref_cyclic
         assert np.array_equal(closing, ref_closing)
