@@ -4,7 +4,9 @@ Checks and enforces acyclicity on integral solutions (a directed cycle ``C`` of 
 families violates the cluster constraint of ``C`` by 1, which is added as a cut) and separates
 cluster cuts from fractional LP solutions: the greedy finder (:mod:`ilp.greedy_cuts`) first, the
 exact sub-IP (:mod:`ilp.subip`) when the greedy finder fails (Cussens 2011; Bartlett & Cussens
-2017). Cuts are globally valid rows, also stored in SCIP's global cut pool. Domain propagation
+2017). When no cluster cut is violated, 4-node convex-hull cuts (:mod:`ilp.convex4`) are
+separated instead, as GOBNILP does. Cuts are globally valid rows, also stored in SCIP's global
+cut pool. Domain propagation
 (:mod:`ilp.propagation`) fixes to 0 the families that would close a cycle with implied arcs.
 """
 
@@ -17,6 +19,7 @@ from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
 from graphs.dag import find_cycle
 from ilp.clusters import cut_row
+from ilp.convex4 import convex4_row, violated_convex4
 from ilp.flat import TransformedVars
 from ilp.greedy_cuts import greedy_clusters
 from ilp.guard import guarded
@@ -29,7 +32,7 @@ class ClusterConshdlr(Conshdlr):
     """Cluster-constraint handler over the family variables ``x`` of ``problem``."""
 
     def __init__(self, problem: FamilyProblem, x: list, *, subip: bool = True,
-                 subip_time_limit: float = 5.0, subip_maxdepth: int = 0,
+                 subip_time_limit: float = 5.0, subip_maxdepth: int = 0, convex4: bool = True,
                  min_excess: float = 1e-4, seed: int = 0):
         self.problem = problem
         self.x = x
@@ -37,10 +40,11 @@ class ClusterConshdlr(Conshdlr):
         self.use_subip = subip
         self.subip_time_limit = subip_time_limit
         self.subip_maxdepth = subip_maxdepth
+        self.use_convex4 = convex4
         self.min_excess = min_excess
         self.seed = seed
         self.error: Exception | None = None
-        self.stats = {"integral_cuts": 0, "greedy_cuts": 0, "subip_cuts": 0,
+        self.stats = {"integral_cuts": 0, "greedy_cuts": 0, "subip_cuts": 0, "convex4_cuts": 0,
                       "greedy_calls": 0, "subip_calls": 0, "separation_time": 0.0,
                       "prop_fixings": 0, "prop_cutoffs": 0}
 
@@ -54,10 +58,13 @@ class ClusterConshdlr(Conshdlr):
 
     def _add_cut(self, cluster, kind: str, force: bool = False) -> bool:
         """Add the cluster cut of ``cluster`` as a global row; True if it proves infeasibility."""
-        fams, lhs, rhs = cut_row(self.problem, cluster)
+        return self._add_row(*cut_row(self.problem, cluster), kind, force)
+
+    def _add_row(self, fams: np.ndarray, lhs, rhs, kind: str, force: bool = False) -> bool:
+        """Add ``lhs <= sum x[fams] <= rhs`` as a global cut; True if it proves infeasibility."""
         tx = self.tx.vars(self.model)
         row = self.model.createEmptyRowUnspec(
-            name=f"cluster{kind[0]}{self.stats[kind]}", lhs=lhs, rhs=rhs,
+            name=f"{kind}{self.stats[kind]}", lhs=lhs, rhs=rhs,
             local=False, modifiable=False, removable=True,
         )
         self.model.cacheRowExtensions(row)
@@ -134,9 +141,14 @@ class ClusterConshdlr(Conshdlr):
                 min_excess=self.min_excess, seed=self.seed,
             )
             kind = "subip_cuts"
+        rows = [cut_row(self.problem, cluster) for cluster in clusters]
+        if not rows and self.use_convex4:
+            rows = [(convex4_row(self.problem, quad), None, 2.0) for quad in violated_convex4(
+                self.problem, xval, min_excess=self.min_excess)]
+            kind = "convex4_cuts"
         result = SCIP_RESULT.DIDNOTFIND
-        for cluster in clusters:
-            if self._add_cut(cluster, kind):
+        for fams, lhs, rhs in rows:
+            if self._add_row(fams, lhs, rhs, kind):
                 result = SCIP_RESULT.CUTOFF
                 break
             result = SCIP_RESULT.SEPARATED

@@ -3,7 +3,8 @@
 Variables: one binary ``I(W -> v)`` per family (objective: its local score, maximised) and,
 optionally, binary arc variables ``I(u -> v) = sum_{W ∋ u} I(W -> v)``. Constraints added up
 front: convexity (exactly one parent set per child, a set partitioning row), the 2-node cluster
-constraints ``I(u -> v) + I(v -> u) <= 1`` and, optionally, all 3-node cluster constraints.
+constraints ``I(u -> v) + I(v -> u) <= 1``, the set-packing rows of larger clusters
+(:mod:`ilp.set_packing`) and, optionally, all 3-node cluster constraints.
 The remaining (exponentially many) cluster constraints are separated by
 :mod:`ilp.cluster_cuts`.
 """
@@ -18,6 +19,7 @@ from pyscipopt import Model, quicksum
 
 from ilp.clusters import intersecting_families
 from ilp.problem import FamilyProblem
+from ilp.set_packing import set_packing_rows
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +34,8 @@ class FamilyModel:
     arcs: dict
 
 
-def build_model(problem: FamilyProblem, *, arc_vars: bool = True, cluster_3: bool = False) -> FamilyModel:
+def build_model(problem: FamilyProblem, *, arc_vars: bool = True, set_packing: bool = True,
+                cluster_3: bool = False) -> FamilyModel:
     """Build the SCIP model (maximisation) for ``problem``; see the module docstring."""
     model = Model("bnsl")
     x = [
@@ -63,6 +66,12 @@ def build_model(problem: FamilyProblem, *, arc_vars: bool = True, cluster_3: boo
             model.addCons(lhs <= 1, name=f"cluster({u},{v})")
             n_two += 1
 
+    n_packing = 0
+    if set_packing:
+        for cluster, fams in set_packing_rows(problem):
+            model.addCons(quicksum(x[f] for f in fams.tolist()) <= 1, name=f"packing{cluster}")
+            n_packing += 1
+
     n_three = 0
     if cluster_3:
         linked = lambda a, b: (a, b) in arc_set or (b, a) in arc_set  # noqa: E731
@@ -73,7 +82,7 @@ def build_model(problem: FamilyProblem, *, arc_vars: bool = True, cluster_3: boo
                 model.addCons(quicksum(x[f] for f in fams.tolist()) <= 2, name=f"cluster{trio}")
                 n_three += 1
     logger.debug(
-        "model: %d family vars, %d arc vars, %d 2-cluster and %d 3-cluster rows",
-        len(x), len(arcs), n_two, n_three,
+        "model: %d family vars, %d arc vars, %d 2-cluster, %d set-packing and %d 3-cluster rows",
+        len(x), len(arcs), n_two, n_packing, n_three,
     )
     return FamilyModel(model=model, problem=problem, x=x, arcs=arcs)

@@ -1,11 +1,11 @@
 """``solve_ilp``: provably optimal DAG for a score table by the GOBNILP-style IP on SCIP.
 
-Assembles the model (:mod:`ilp.model`), the cluster-cut constraint handler
-(:mod:`ilp.cluster_cuts`), the sink-finding heuristic and greedy warm start
-(:mod:`ilp.heuristics`), and sets SCIP parameters in the spirit of GOBNILP (Bartlett & Cussens
-2017; GOBNILP manual): SCIP's own primal heuristics off, cluster cuts separated at every node
-(``sepa_freq`` 1; the exact sub-IP only at the root), light presolving,
-cheap branching.
+Assembles the model (:mod:`ilp.model`, with GOBNILP's set-packing rows), the cluster-cut
+constraint handler (:mod:`ilp.cluster_cuts`, with GOBNILP's 4-node convex-hull cuts), the
+sink-finding heuristic and greedy warm start (:mod:`ilp.heuristics`), and sets SCIP parameters
+in the spirit of GOBNILP (Bartlett & Cussens 2017; GOBNILP manual): SCIP's own primal
+heuristics off, cluster cuts separated at every node (``sepa_freq`` 1; the exact sub-IP only at
+the root), light presolving, cheap branching.
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ def _set_parameters(model, *, time_limit, verbose, seed, scip_params) -> None:
     # and strong-branch at most 20 candidates per node (default 100): fewer LP iterations on
     # every unrestricted benchmark case (docs/benchmarks.md)
     model.setParam("branching/relpscost/initcand", 20)
+    # Conflict analysis cost 2-3 s per alarm N=5000 solve and never shortened the tree once the
+    # convex4 cuts were in (docs/benchmarks.md).
+    model.setParam("conflict/enable", False)
     if time_limit is not None:
         model.setParam("limits/time", float(time_limit))
     for name, value in (scip_params or {}).items():
@@ -81,6 +84,8 @@ def solve_ilp(
     verbose: bool = False,
     seed: int = 0,
     cluster_3: bool = False,
+    set_packing: bool = True,
+    convex4: bool = True,
     arc_vars: bool = True,
     subip: bool = True,
     subip_time_limit: float = 5.0,
@@ -102,7 +107,9 @@ def solve_ilp(
     ``"timelimit"``); ``threads`` is accepted for interface symmetry but SCIP's branch and bound
     with Python plugins is single-threaded, so values > 1 have no effect; ``verbose`` shows the
     SCIP log; ``seed`` sets SCIP's random seed shift; ``cluster_3`` adds all 3-node cluster
-    constraints up front; ``arc_vars`` adds arc variables, branched on first with priority
+    constraints up front; ``set_packing`` adds the set-packing rows of :mod:`ilp.set_packing`;
+    ``convex4`` separates the 4-node cuts of :mod:`ilp.convex4` when no cluster cut is violated;
+    ``arc_vars`` adds arc variables, branched on first with priority
     ``arc_branch_priority``; ``subip`` enables exact separation (enumeration / sub-IP, limited to
     ``subip_time_limit`` seconds a call) at depths ``<= subip_maxdepth`` when the greedy finder
     fails; ``sepa_freq`` / ``prop_freq`` are the depth frequencies of cluster-cut separation and
@@ -122,12 +129,12 @@ def solve_ilp(
     t0 = time.perf_counter()
     _check_options(time_limit, threads, seed, subip_time_limit)
     problem = build_problem(table, required_arcs=required_arcs, forbidden_arcs=forbidden_arcs, palim=palim)
-    fm = build_model(problem, arc_vars=arc_vars, cluster_3=cluster_3)
+    fm = build_model(problem, arc_vars=arc_vars, set_packing=set_packing, cluster_3=cluster_3)
     model = fm.model
     _set_parameters(model, time_limit=time_limit, verbose=verbose, seed=seed, scip_params=scip_params)
 
     conshdlr = ClusterConshdlr(problem, fm.x, subip=subip, subip_time_limit=subip_time_limit,
-                               subip_maxdepth=subip_maxdepth, seed=seed)
+                               subip_maxdepth=subip_maxdepth, convex4=convex4, seed=seed)
     model.includeConshdlr(
         conshdlr, "dagcluster", "acyclicity by cluster constraints",
         sepapriority=100000, enfopriority=-100, chckpriority=-100,

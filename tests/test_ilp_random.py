@@ -74,6 +74,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed):
 @pytest.mark.parametrize("options", [
     {"arc_vars": False}, {"cluster_3": True}, {"subip": False}, {"sinks_freq": -1, "warm_start": False},
     {"prop_freq": -1, "sepa_freq": 1, "subip_maxdepth": 100}, {"sepa_freq": 0, "arc_branch_priority": 0},
+    {"convex4": False, "set_packing": False},
 ])
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
@@ -99,5 +100,5 @@ def test_deterministic_for_a_seed_and_serialisable():
     d = json.loads(json.dumps(a.to_dict()))
     assert d["status"] == "optimal" and d["parent_sets"] == [list(ps) for ps in a.parent_sets]
     assert set(d["times"]) == {"build", "solve"}
-    for key in ("nodes", "lp_iterations", "integral_cuts", "greedy_cuts", "subip_cuts"):
+    for key in ("nodes", "lp_iterations", "integral_cuts", "greedy_cuts", "subip_cuts", "convex4_cuts"):
         assert key in d["stats"]
