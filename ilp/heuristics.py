@@ -8,7 +8,8 @@ the largest ``x*``, ties broken by the least score lost by the other remaining n
 longer use the sink as a parent. Finally every node takes its best-scoring family consistent with
 the order found. With no LP values (all weights 0) the same procedure is a greedy, score-only
 warm start. The search is compiled with numba over :class:`ilp.flat.FamilyArrays`;
-:class:`SinksHeur` runs it on LP solutions inside SCIP.
+:class:`SinksHeur` runs it on LP solutions inside SCIP and, optionally, improves each new DAG by
+the order-based local search of :mod:`ilp.order_search` before offering it to SCIP.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pyscipopt import SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
 from ilp.flat import TransformedVars
 from ilp.guard import guarded
+from ilp.order_search import improve_by_order
 from ilp.problem import FamilyProblem
 
 
@@ -102,8 +104,9 @@ def sinks_dag(problem: FamilyProblem, weights: np.ndarray | None = None) -> list
 class SinksHeur(Heur):
     """Sink-finding heuristic on the current LP solution (a PySCIPOpt primal heuristic plugin)."""
 
-    def __init__(self, problem: FamilyProblem, x: list, arcs: dict):
+    def __init__(self, problem: FamilyProblem, x: list, arcs: dict, *, order_search: bool = True):
         self.problem = problem
+        self.order_search = order_search
         self.x = x
         self.arc_pos = {arc: i for i, arc in enumerate(arcs)}
         self.tx = TransformedVars(x)
@@ -147,6 +150,8 @@ class SinksHeur(Heur):
         if chosen is None or tuple(chosen) in self.tried:
             return {"result": SCIP_RESULT.DIDNOTFIND}
         self.tried.add(tuple(chosen))
+        if self.order_search:
+            chosen = improve_by_order(self.problem, chosen)
         sol = self.make_solution(chosen, self)
         if self.model.trySol(sol, printreason=False):
             self.stats["sinks_found"] += 1

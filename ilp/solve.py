@@ -22,6 +22,7 @@ from graphs.dag import find_cycle
 from ilp.cluster_cuts import ClusterConshdlr
 from ilp.heuristics import SinksHeur, sinks_dag
 from ilp.model import FamilyModel, build_model
+from ilp.order_search import improve_by_order
 from ilp.problem import ILPInfeasibleError, ILPInputError, build_problem
 from ilp.result import ILPResult
 from scores.table import ScoreTable
@@ -94,6 +95,7 @@ def solve_ilp(
     prop_freq: int = 1,
     arc_branch_priority: int = 10,
     sinks_freq: int = 1,
+    order_search: bool = True,
     warm_start: bool = True,
     scip_params: dict[str, Any] | None = None,
     extend: Callable[[FamilyModel], Iterable[Any]] | None = None,
@@ -114,7 +116,8 @@ def solve_ilp(
     ``subip_time_limit`` seconds a call) at depths ``<= subip_maxdepth`` when the greedy finder
     fails; ``sepa_freq`` / ``prop_freq`` are the depth frequencies of cluster-cut separation and
     acyclicity propagation (SCIP semantics: 0 root only, -1 never); ``sinks_freq`` is the node
-    frequency of the sink-finding heuristic (-1 off); ``warm_start`` seeds SCIP with the greedy
+    frequency of the sink-finding heuristic (-1 off); ``order_search`` improves the heuristic's
+    DAGs by local search over orders (:mod:`ilp.order_search`); ``warm_start`` seeds SCIP with the greedy
     sinks DAG; ``scip_params`` overrides any SCIP parameter. ``time_limit`` bounds SCIP's solve
     only (validation and model building come before it). ``extend(fm)``, if given, is called on
     the :class:`ilp.model.FamilyModel` once the plugins above are in place and before the warm
@@ -144,13 +147,15 @@ def solve_ilp(
                                      enforce=True, check=True, propagate=True, removable=False))
     for a in fm.arcs.values():
         model.chgVarBranchPriority(a, arc_branch_priority)
-    heur = SinksHeur(problem, fm.x, fm.arcs)
+    heur = SinksHeur(problem, fm.x, fm.arcs, order_search=order_search)
     model.includeHeur(heur, "sinks", "sink-finding heuristic on the LP solution", "k",
                       priority=1000, freq=sinks_freq, timingmask=SCIP_HEURTIMING.AFTERLPNODE)
     plugins = [conshdlr, heur] + list(extend(fm) if extend is not None else ())
     warm = None
     if warm_start:
         warm = sinks_dag(problem)
+        if warm is not None and order_search:
+            warm = improve_by_order(problem, warm)
         if warm is not None:
             model.addSol(heur.make_solution(warm))
     t_build = time.perf_counter() - t0
