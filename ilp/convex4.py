@@ -33,24 +33,33 @@ A, B, C, D = 0, 1, 2, 3  # roles
 def _term_holds(P, i, role, a, b, c, d) -> bool:
     """Does family ``i`` (a row of the parent indicator ``P``) count in its child's term?"""
     if role == A:
-        return P[i, d] != 0.0 and (P[i, b] != 0.0 or P[i, c] != 0.0)
+        return P[i, d] != 0 and (P[i, b] != 0 or P[i, c] != 0)
     if role == D:
-        return P[i, a] != 0.0 and (P[i, b] != 0.0 or P[i, c] != 0.0)
+        return P[i, a] != 0 and (P[i, b] != 0 or P[i, c] != 0)
     if role == B:
-        return P[i, c] != 0.0 or (P[i, a] != 0.0 and P[i, d] != 0.0)
-    return P[i, b] != 0.0 or (P[i, a] != 0.0 and P[i, d] != 0.0)
+        return P[i, c] != 0 or (P[i, a] != 0 and P[i, d] != 0)
+    return P[i, b] != 0 or (P[i, a] != 0 and P[i, d] != 0)
+
+
+@njit(cache=True, nogil=True)
+def _term_families(P, ptr, order, a, b, c, d):
+    """Rows of ``P`` on the left-hand side of the inequality of ``(a, b, c, d)``; the rows of
+    child ``v`` are ``order[ptr[v]:ptr[v + 1]]``."""
+    quad = (a, b, c, d)
+    out = []
+    for role in range(4):
+        v = quad[role]
+        for k in range(ptr[v], ptr[v + 1]):
+            if _term_holds(P, order[k], role, a, b, c, d):
+                out.append(order[k])
+    return out
 
 
 @njit(cache=True, nogil=True)
 def _lhs(w, P, ptr, order, a, b, c, d) -> float:
-    quad = (a, b, c, d)
     total = 0.0
-    for role in range(4):
-        v = quad[role]
-        for k in range(ptr[v], ptr[v + 1]):
-            i = order[k]
-            if _term_holds(P, i, role, a, b, c, d):
-                total += w[i]
+    for i in _term_families(P, ptr, order, a, b, c, d):
+        total += w[i]
     return total
 
 
@@ -109,16 +118,5 @@ def violated_convex4(problem: FamilyProblem, xval: np.ndarray, *, min_excess: fl
 
 def convex4_row(problem: FamilyProblem, quad) -> np.ndarray:
     """Families on the left-hand side of the inequality of ``quad = (a, b, c, d)`` (rhs 2)."""
-    a, b, c, d = quad
-    fams = []
-    for role, v in enumerate(quad):
-        f = problem.by_child[v]
-        m = problem.pmask[f]
-        if role in (A, D):
-            other = d if role == A else a
-            keep = m[:, other] & (m[:, b] | m[:, c])
-        else:
-            other = c if role == B else b
-            keep = m[:, other] | (m[:, a] & m[:, d])
-        fams.append(f[keep])
-    return np.concatenate(fams)
+    fa = problem.arrays
+    return np.array(_term_families(problem.pmask, fa.fam_ptr, fa.fam_idx, *quad), dtype=np.int64)

@@ -136,6 +136,10 @@ class SinksHeur(Heur):
                 self.model.setSolVal(sol, var, 1.0)
         return sol
 
+    def polish(self, chosen: list[int]) -> list[int]:
+        """``chosen`` improved by the order-based local search, if it is switched on."""
+        return improve_by_order(self.problem, chosen) if self.order_search else chosen
+
     @guarded
     def heurinitsol(self):
         self.tx.reset()  # transformed variables change after each (re)presolve
@@ -150,9 +154,7 @@ class SinksHeur(Heur):
         if chosen is None or tuple(chosen) in self.tried:
             return {"result": SCIP_RESULT.DIDNOTFIND}
         self.tried.add(tuple(chosen))
-        if self.order_search:
-            chosen = improve_by_order(self.problem, chosen)
-        sol = self.make_solution(chosen, self)
+        sol = self.make_solution(self.polish(chosen), self)
         if self.model.trySol(sol, printreason=False):
             self.stats["sinks_found"] += 1
             return {"result": SCIP_RESULT.FOUNDSOL}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from graphs.dag import topological_order
 from ilp.problem import FamilyProblem
 
 _MIN_GAIN = 1e-9
@@ -87,27 +88,6 @@ def _search(order, score, fam_ptr, fam_idx, par_ptr, par_idx, max_passes):
     return best
 
 
-def topological_order(problem: FamilyProblem, chosen) -> np.ndarray:
-    """A topological order of the DAG given by one family per child (``chosen[v]`` for ``v``)."""
-    indegree = np.array([len(problem.parents[f]) for f in chosen])
-    children: list[list[int]] = [[] for _ in range(problem.n)]
-    for v, f in enumerate(chosen):
-        for p in problem.parents[f]:
-            children[p].append(v)
-    stack = np.flatnonzero(indegree == 0).tolist()
-    order = []
-    while stack:
-        v = stack.pop()
-        order.append(v)
-        for c in children[v]:
-            indegree[c] -= 1
-            if indegree[c] == 0:
-                stack.append(c)
-    if len(order) != problem.n:
-        raise ValueError("the chosen families form a cycle")
-    return np.array(order, dtype=np.int64)
-
-
 def search_orders(problem: FamilyProblem, order, *, max_passes: int = 20) -> tuple[np.ndarray, list[int]]:
     """Insertion moves from ``order`` (at most ``max_passes`` sweeps over the nodes): the final
     order and the best family of each child for it. Every node needs a family fitting ``order``."""
@@ -119,5 +99,7 @@ def search_orders(problem: FamilyProblem, order, *, max_passes: int = 20) -> tup
 
 def improve_by_order(problem: FamilyProblem, chosen, *, max_passes: int = 20) -> list[int]:
     """Families (one per child) of a DAG scoring at least as much as ``chosen`` (one family per
-    child), by :func:`search_orders` from a topological order of ``chosen``."""
-    return search_orders(problem, topological_order(problem, chosen), max_passes=max_passes)[1]
+    child), by :func:`search_orders` from a topological order of ``chosen`` (``ValueError`` if
+    ``chosen`` is cyclic)."""
+    order = topological_order(problem.dag_of(chosen))
+    return search_orders(problem, order, max_passes=max_passes)[1]

@@ -22,7 +22,6 @@ from graphs.dag import find_cycle
 from ilp.cluster_cuts import ClusterConshdlr
 from ilp.heuristics import SinksHeur, sinks_dag
 from ilp.model import FamilyModel, build_model
-from ilp.order_search import improve_by_order
 from ilp.problem import ILPInfeasibleError, ILPInputError, build_problem
 from ilp.result import ILPResult
 from scores.table import ScoreTable
@@ -154,9 +153,8 @@ def solve_ilp(
     warm = None
     if warm_start:
         warm = sinks_dag(problem)
-        if warm is not None and order_search:
-            warm = improve_by_order(problem, warm)
         if warm is not None:
+            warm = heur.polish(warm)
             model.addSol(heur.make_solution(warm))
     t_build = time.perf_counter() - t0
 
