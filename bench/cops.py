@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -67,7 +69,8 @@ def _timed(fn, *args, **kwargs):
 
 def run_counts(names: list[str], time_limit: float, *, pc_time_limit: float | None = None,
                skip_pc: bool = False, skip_cops: bool = False, label: str = "",
-               results: Path | None = None) -> list[dict]:
+               results: Path | None = None, memory_budget: int | None = None,
+               passes: int = 1) -> list[dict]:
     """One row per network; with ``results``, each row is merged into that file as soon as it is done.
 
     ``skip_pc`` / ``skip_cops`` keep the PC / cops fields of the network's previous row in
@@ -86,12 +89,14 @@ def run_counts(names: list[str], time_limit: float, *, pc_time_limit: float | No
         if skip_cops:
             row.update(_previous_fields(previous, "cops_", "run"))
         else:
-            cops, _, cops_cpu = _timed(cops_and_robbers, ds, net.n_vars, time_limit=time_limit)
+            cops, _, cops_cpu = _timed(cops_and_robbers, ds, net.n_vars, time_limit=time_limit,
+                                       memory_budget=memory_budget, passes=passes)
             row.update(
                 cops_status=cops.status, cops_k=cops.k, cops_k_lower=cops.k_lower_bound,
                 cops_tests=cops.tests_by_order, cops_total=cops.n_distinct_tests,
                 cops_time=round(cops.elapsed, 1), cops_cpu=round(cops_cpu, 1),
-                cops_limit=time_limit,
+                cops_limit=time_limit, cops_passes=cops.counting_passes,
+                peak_rss_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 1),
                 cops_correct=None if cops.cpdag is None else bool(np.array_equal(cops.cpdag, truth)),
                 cops_tw_ok=None if cops.k is None else str(cops.k) == row["treewidth"],
             )
@@ -302,19 +307,26 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=COUNT_RESULTS,
                         help="counts: merge each finished network's row into this file (default %(default)s)")
     parser.add_argument("--label", default="", help="counts: run label stored in the rows")
+    parser.add_argument("--memory-budget", type=float,
+                        help="counts: GB for the compiled engine's tables (default 60%% of available memory)")
+    parser.add_argument("--passes", type=int, default=1,
+                        help="counts: counting passes to start with (a power of two; doubled when memory runs out)")
     parser.add_argument("--pc-time-limit", type=float, help="counts: PC's limit (default --time-limit)")
     parser.add_argument("--skip-pc", action="store_true",
                         help="counts: do not run PC; keep the PC fields of the previous row in --results")
     parser.add_argument("--skip-cops", action="store_true",
                         help="counts: do not run cops; keep the cops fields of the previous row in --results")
     args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     if args.experiment == "counts":
         if args.from_json:
             rows = json.loads(args.from_json.read_text())
         else:
             rows = run_counts(args.networks or COUNT_NETWORKS, args.time_limit or 240.0,
                               pc_time_limit=args.pc_time_limit, skip_pc=args.skip_pc, skip_cops=args.skip_cops,
-                              label=args.label, results=args.results)
+                              label=args.label, results=args.results,
+                              memory_budget=None if args.memory_budget is None else int(args.memory_budget * 2**30),
+                              passes=args.passes)
             if args.results:  # table and figure over every network in the results file
                 rows = list(_read_rows(args.results).values())
                 order = {name: i for i, name in enumerate(COUNT_NETWORKS)}

@@ -24,6 +24,7 @@ import numpy as np
 
 from graphs.bitsets import bits, to_mask, to_tuple
 from constraints.citests import CITest
+from constraints.cops_engine import MAX_ENGINE_VARS, EngineSolver, ExactCountingOracle, PoolFull
 from constraints.cops_oracle import BitsetIndependence, CountingOracle, IndepFn, OracleTimeout
 from constraints.cops_postprocess import (
     adjacency_matrix,
@@ -32,8 +33,9 @@ from constraints.cops_postprocess import (
     orient_v_structures,
     prune_skeleton,
 )
-from constraints.cops_solver import ComponentSearch, WidthLimitExceeded, learn_decomposition
+from constraints.cops_solver import ComponentSearch, CopsSolver, WidthLimitExceeded, learn_decomposition
 from constraints.restriction import PairLog, Restriction
+from graphs.dsep import DSeparation
 from graphs.pdag import meek_closure
 from graphs.treedec import TreeDecomposition
 
@@ -42,6 +44,9 @@ logger = logging.getLogger(__name__)
 #: Largest number of variables accepted.  Python ints hold any node set, but memo keys and set
 #: operations grow with n and the O(n^(k+4)) search is hopeless long before this.
 MAX_VARS = 1024
+
+#: Most counting passes of the compiled engine (each repeats the search; see ``_exact_run``).
+MAX_PASSES = 64
 
 
 class CopsInputError(ValueError):
@@ -60,6 +65,8 @@ class CopsResult:
     ``separating_sets`` maps each deleted pair ``(a, b)``, ``a < b``, to its separator.
     ``raw_decomposition`` is the winning recursion tree (one bag per PRESOLVE node, pre-order);
     ``tree_decomposition`` is the same tree with nested neighbouring bags merged.
+    ``counting_passes`` is the number of times the compiled engine ran the search to count
+    within its memory budget (1 otherwise).
     """
 
     status: str
@@ -77,6 +84,7 @@ class CopsResult:
     tree_decomposition: TreeDecomposition | None = None
     raw_decomposition: TreeDecomposition | None = None
     separating_sets: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
+    counting_passes: int = 1
 
 
 def independence_oracle(test: Callable, alpha: float = 0.05) -> IndepFn:
@@ -100,6 +108,8 @@ def cops_and_robbers(
     max_k: int | None = None,
     time_limit: float | None = None,
     check_every: int = 1000,
+    memory_budget: int | None = None,
+    passes: int = 1,
 ) -> CopsResult:
     """Learn a CPDAG with the cops-and-robbers algorithm (Talvitie & Parviainen, Alg. 1, s. 3.2).
 
@@ -112,7 +122,12 @@ def cops_and_robbers(
     ``indep`` is ``indep(x, y, S) -> bool`` (True = independent, ``S`` a sorted tuple) or a
     :class:`constraints.cops_oracle.BitsetIndependence` such as ``graphs.dsep.DSeparation(dag)``
     (the exact oracle; much faster, as whole EXTRACTCOMPONENT scans are answered at once).  Both
-    give the same queries, counts and results.
+    give the same queries, counts and results.  A ``DSeparation`` over at most
+    ``cops_engine.MAX_ENGINE_VARS`` nodes runs on the compiled engine (same queries, counts and
+    results again; the clock is checked between batches of steps instead of every
+    ``check_every`` calls), whose tables take about ``memory_budget`` bytes (default: 60 % of the
+    memory available); a run that needs more counts in several passes (``counting_passes``),
+    starting from ``passes`` (a power of two) and doubling them when the budget is exceeded.
     """
     if isinstance(n_vars, bool) or not isinstance(n_vars, (int, np.integer)) or n_vars < 1:
         raise CopsInputError(f"n_vars must be a positive int, got {n_vars!r}")
@@ -123,16 +138,26 @@ def cops_and_robbers(
         raise CopsInputError(f"max_k must be >= 1 (the search starts at k = 1), got {max_k}")
     if time_limit is not None and time_limit <= 0:
         raise CopsInputError(f"time_limit must be positive, got {time_limit}")
+    if not (isinstance(passes, int) and 1 <= passes <= MAX_PASSES and passes & (passes - 1) == 0):
+        raise CopsInputError(f"passes must be a power of two from 1 to {MAX_PASSES}, got {passes!r}")
     n_vars = int(n_vars)
     if isinstance(indep, BitsetIndependence) and getattr(indep, "n", n_vars) != n_vars:
         raise CopsInputError(f"the oracle is over {indep.n} nodes, not n_vars={n_vars}")
     start = time.monotonic()
+    deadline = None if time_limit is None else start + time_limit
+    if isinstance(indep, DSeparation) and n_vars <= MAX_ENGINE_VARS:
+        return _exact_run(indep, max_k, deadline, memory_budget, passes, start)
     oracle = CountingOracle(indep, time_limit=time_limit, check_every=check_every, n_vars=n_vars)
+    return _run(oracle, CopsSolver, n_vars, max_k, start)
+
+
+def _run(oracle, solver_factory, n_vars: int, max_k: int | None, start: float) -> CopsResult:
+    """Phase 1 (decomposition) and phase 2 (skeleton, CPDAG) on one counting oracle."""
     progress = ComponentSearch()
     phase = "decomposition"
     found: dict = {}
     try:
-        bags, edges = learn_decomposition(oracle, n_vars, max_k, progress)
+        bags, edges = learn_decomposition(oracle, n_vars, max_k, progress, solver_factory)
         raw = TreeDecomposition(tuple(frozenset(bits(b)) for b in bags), tuple(edges))
         found.update(tree_decomposition=contract_decomposition(raw), raw_decomposition=raw)
         phase = "skeleton"
@@ -148,6 +173,44 @@ def cops_and_robbers(
         separating_sets={(a, b): to_tuple(cond) for a, b, cond in seps},
         **found,
     )
+
+
+def _exact_run(ds: DSeparation, max_k: int | None, deadline: float | None,
+               memory_budget: int | None, passes: int, start: float) -> CopsResult:
+    """The run on the compiled engine (``constraints.cops_engine``), counting in passes if needed.
+
+    The search does not depend on the counts, so when the bitmaps of the asked pairs outgrow
+    ``memory_budget`` the run restarts with twice as many passes, each counting the conditioning
+    sets of its share; the result is that of the first pass with the counts of all of them.  A
+    pass stopped by the time limit leaves lower bounds and ``status="timeout"``.
+    """
+    parts = passes
+    while True:
+        try:
+            oracle = ExactCountingOracle(ds, n_parts=parts, memory_budget=memory_budget, deadline=deadline)
+            result = _run(oracle, EngineSolver, ds.n, max_k, start)
+            break
+        except PoolFull as full:
+            parts *= 2
+            if parts > MAX_PASSES:
+                raise MemoryError(f"{full}: more than {MAX_PASSES} counting passes would be needed; "
+                                  f"raise memory_budget") from None
+            logger.info("%s: counting again in %d passes", full, parts)
+    counts = np.array(result.tests_by_order + [0] * (ds.n + 1 - len(result.tests_by_order)))
+    for part in range(1, parts if result.status != "timeout" else 1):
+        logger.info("counting pass %d of %d", part + 1, parts)
+        oracle = ExactCountingOracle(ds, part=part, n_parts=parts, memory_budget=memory_budget,
+                                     deadline=deadline)
+        again = _run(oracle, EngineSolver, ds.n, max_k, start)
+        counts += oracle.counts
+        if again.status == "timeout":
+            result.status, result.phase = again.status, f"counting pass {part + 1} of {parts}"
+            break
+    result.counting_passes = parts
+    result.tests_by_order = np.trim_zeros(counts, "b").tolist()
+    result.n_distinct_tests = int(counts.sum())
+    result.elapsed = time.monotonic() - start
+    return result
 
 
 def _result(status, n_vars, oracle, progress, start, phase, **found) -> CopsResult:

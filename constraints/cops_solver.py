@@ -68,7 +68,51 @@ def find_components(oracle: CountingOracle, n_vars: int) -> list[int]:
     return comps
 
 
-class CopsSolver:
+class DecompositionReplay:
+    """The tree decomposition of a won search, replayed through the solver's memo tables.
+
+    Needs ``verts`` (the component), ``_split(C, R)`` (R' and the pruned cops C') and
+    ``presolve(C, R)`` (memoised values after a successful ``run()``).
+    """
+
+    def _start(self) -> tuple[int, int]:
+        """Initial position: one cop on min(verts), the robber anywhere else."""
+        v0 = 1 << lowest(self.verts)
+        return v0, self.verts & ~v0
+
+    def decomposition(self, bags: list[int], edges: list[tuple[int, int]], parent: int | None) -> None:
+        """Append the tree of the winning recursion of :meth:`run` (after it returned True).
+
+        Replays the memo tables (every query is a cache hit): each PRESOLVE(C, R) node gets bag C;
+        child 1 is the first winning advancement, child 2 the node for (C, R \\ R').  Nodes are
+        appended in pre-order; the root is linked to ``parent`` if given.
+        """
+        self._append(*self._start(), bags, edges, parent)
+
+    def _append(self, cops: int, robbers: int, bags: list[int], edges: list[tuple[int, int]],
+                parent: int | None) -> None:
+        while True:
+            node = len(bags)
+            bags.append(cops)
+            if parent is not None:
+                edges.append((parent, node))
+            if not robbers:
+                return
+            comp, new_cops = self._split(cops, robbers)
+            for a in bits(comp):
+                bit = 1 << a
+                if self.presolve(new_cops | bit, comp & ~bit):
+                    self._append(new_cops | bit, comp & ~bit, bags, edges, node)
+                    break
+            else:  # pragma: no cover - only reachable if called on a losing position
+                raise RuntimeError("decomposition() replayed a losing position")
+            robbers &= ~comp
+            if not robbers:
+                return
+            parent = node
+
+
+class CopsSolver(DecompositionReplay):
     """Algorithm 1 for one component ``verts`` and width bound ``k`` (k + 1 cops).
 
     ``presolve``/``extract_component`` are memoised per solver (so per k); the oracle's cache is
@@ -83,11 +127,6 @@ class CopsSolver:
         self.k = k
         self._presolve_memo: dict[tuple[int, int], bool] = {}
         self._extract_memo: dict[tuple[int, int], int] = {}
-
-    def _start(self) -> tuple[int, int]:
-        """Initial position: one cop on min(verts), the robber anywhere else."""
-        v0 = 1 << lowest(self.verts)
-        return v0, self.verts & ~v0
 
     def run(self) -> bool:
         """True iff k + 1 cops win from the initial position (PRESOLVE({v0}, verts \\ {v0}))."""
@@ -164,37 +203,6 @@ class CopsSolver:
                 return True
         return False
 
-    def decomposition(self, bags: list[int], edges: list[tuple[int, int]], parent: int | None) -> None:
-        """Append the tree of the winning recursion of :meth:`run` (after it returned True).
-
-        Replays the memo tables (every query is a cache hit): each PRESOLVE(C, R) node gets bag C;
-        child 1 is the first winning advancement, child 2 the node for (C, R \\ R').  Nodes are
-        appended in pre-order; the root is linked to ``parent`` if given.
-        """
-        self._append(*self._start(), bags, edges, parent)
-
-    def _append(self, cops: int, robbers: int, bags: list[int], edges: list[tuple[int, int]],
-                parent: int | None) -> None:
-        while True:
-            node = len(bags)
-            bags.append(cops)
-            if parent is not None:
-                edges.append((parent, node))
-            if not robbers:
-                return
-            comp, new_cops = self._split(cops, robbers)
-            for a in bits(comp):
-                bit = 1 << a
-                if self.presolve(new_cops | bit, comp & ~bit):
-                    self._append(new_cops | bit, comp & ~bit, bags, edges, node)
-                    break
-            else:  # pragma: no cover - only reachable if called on a losing position
-                raise RuntimeError("decomposition() replayed a losing position")
-            robbers &= ~comp
-            if not robbers:
-                return
-            parent = node
-
 
 @contextmanager
 def _recursion_room(n_vars: int):
@@ -212,13 +220,15 @@ def learn_decomposition(
     n_vars: int,
     max_k: int | None,
     progress: ComponentSearch,
+    solver_factory=CopsSolver,
 ) -> tuple[list[int], list[tuple[int, int]]]:
     """Tree decomposition (bags as bit sets, tree edges) of the moral graph, in pre-order.
 
     Fills ``progress`` as it goes so that a caller catching a timeout can report what was found.
     Components are solved for k = 1, 2, ... (a fresh solver each time); a single-vertex
     component is one bag of width 0.  The per-component trees are joined into one tree by
-    linking each component's root to the first root.
+    linking each component's root to the first root.  ``solver_factory(oracle, verts, k)`` makes
+    the solvers (``constraints.cops_engine.EngineSolver`` for the compiled exact oracle).
     """
     bags: list[int] = []
     edges: list[tuple[int, int]] = []
@@ -239,10 +249,10 @@ def learn_decomposition(
                 if max_k is not None and k > max_k:
                     raise WidthLimitExceeded(max_k, comp)
                 progress.current_k = k
-                solver = CopsSolver(oracle, comp, k)
+                solver = solver_factory(oracle, comp, k)
                 if solver.run():
                     break
-                logger.debug("component of %d nodes: %d cops lose", comp.bit_count(), k + 1)
+                logger.info("component of %d nodes: %d cops lose", comp.bit_count(), k + 1)
                 k += 1
             progress.widths.append(k)
             solver.decomposition(bags, edges, link)

@@ -42,6 +42,16 @@ class DSeparation:
     def _ancestors(self, z: int) -> int:
         return _closure(self._pa, z)
 
+    @property
+    def parent_masks(self) -> list[int]:
+        """Parents of every node as bit sets (a copy)."""
+        return list(self._pa)
+
+    @property
+    def ancestor_masks(self) -> list[int]:
+        """Ancestors of every node, the node included, as bit sets (a copy)."""
+        return list(self._anc_of)
+
     @cached_property
     def _anc_of(self) -> list[int]:
         """``_anc_of[v]``: ancestors of node ``v``, ``v`` included (bit sets), for the bit-set queries."""

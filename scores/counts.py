@@ -33,8 +33,9 @@ arrays otherwise costs about as much as counting a family of a binary network.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
+
+from graphs.word_bits import popcount
 
 MARK_LIMIT = 1 << 21
 """Largest key span ``q+ * r_p`` densified with a mark array; larger spans are sorted."""
@@ -241,17 +242,6 @@ def count_grouped(order, starts, q, column, r_p, child, r_child, scratch, touche
                 n_cells += 1
             scratch[cell] = 0
     return n_cells, n_cfg
-
-
-@intrinsic
-def popcount(typingctx, x):
-    """Number of set bits of a uint64 (LLVM ``ctpop``, one instruction on x86-64)."""
-    sig = types.uint64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return sig, codegen
 
 
 @njit(cache=True, nogil=True)

@@ -40,7 +40,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from scores.counts import as_columns, onehot_bitsets, popcount
+from graphs.word_bits import popcount
+from scores.counts import as_columns, onehot_bitsets
 from scores.local import BDEU, K2, cell_term, config_term, penalty_weight, score_code, score_from_counts
 
 

@@ -1,0 +1,124 @@
+"""The compiled exact-oracle engine of the cops learner (``constraints.cops_engine``).
+
+Its runs must equal, in every query count, bag and orientation, the runs of the Python solver
+(``constraints.cops_solver.CopsSolver`` over ``constraints.cops_oracle.CountingOracle``) on the
+same d-separation oracle; counting in passes must add up to the single-pass counts.
+"""
+
+import random
+
+import numpy as np
+import pytest
+
+from constraints.cops import cops_and_robbers
+from constraints.cops_engine import MAX_ENGINE_VARS, ExactCountingOracle, PoolFull
+from constraints.cops_oracle import CountingOracle
+from graphs.dsep import DSeparation
+from graphs.random_graphs import random_dag
+from pipeline.benchmarks import load_network
+
+
+class PythonPath:
+    """The same d-separation behind the plain bit-set interface, so the Python solver runs it."""
+
+    def __init__(self, A):
+        self.ds = DSeparation(A)
+        self.n = self.ds.n
+
+    def separated_bits(self, x, y, z):
+        return self.ds.separated_bits(x, y, z)
+
+    def connected_bits(self, x, targets, z):
+        return self.ds.connected_bits(x, targets, z)
+
+
+def fingerprint(res):
+    return (res.status, res.k, res.k_lower_bound, res.tests_by_order, res.n_distinct_tests,
+            res.components, res.component_widths,
+            [sorted(b) for b in res.raw_decomposition.bags], res.raw_decomposition.edges,
+            [sorted(b) for b in res.tree_decomposition.bags], res.tree_decomposition.edges,
+            sorted(res.separating_sets.items()), res.cpdag.tobytes(), res.skeleton.tobytes())
+
+
+@pytest.mark.parametrize("n,p,seed", [(2, 0.5, 0), (5, 0.6, 1), (9, 0.3, 2), (12, 0.5, 3), (16, 0.25, 4),
+                                      (20, 0.15, 5), (30, 0.08, 6), (64, 0.025, 7), (70, 0.02, 8),
+                                      (100, 0.02, 9), (128, 0.01, 11)])
+def test_engine_run_equals_python_run_on_random_dags(n, p, seed):
+    A = random_dag(n, p, seed=seed)
+    assert fingerprint(cops_and_robbers(DSeparation(A), n)) == fingerprint(cops_and_robbers(PythonPath(A), n))
+
+
+@pytest.mark.parametrize("name", ["asia", "sachs", "child", "alarm"])
+def test_engine_run_equals_python_run_on_networks(name):
+    A = load_network(name).adjacency
+    n = A.shape[0]
+    assert fingerprint(cops_and_robbers(DSeparation(A), n)) == fingerprint(cops_and_robbers(PythonPath(A), n))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_engine_oracle_answers_and_counts_like_the_counting_oracle(seed):
+    rng = random.Random(seed)
+    n = rng.choice([7, 30, 64, 65, 90, 128])
+    A = random_dag(n, rng.choice([0.05, 0.2, 0.4]), seed=seed)
+    ds = DSeparation(A)
+    engine, python = ExactCountingOracle(ds), CountingOracle(ds, n_vars=n)
+    for _ in range(400):
+        x = rng.randrange(n)
+        others = [v for v in range(n) if v != x]
+        rng.shuffle(others)
+        cond = sum(1 << v for v in others[:rng.randrange(5)])
+        ys = sum(1 << v for v in others[5:5 + rng.randrange(1, n)] if rng.random() < 0.5)
+        kind = rng.randrange(3)
+        if kind == 0:
+            assert engine.dependents(x, ys, cond) == python.dependents(x, ys, cond)
+        elif kind == 1:
+            assert engine.all_independent(x, ys, cond) == python.all_independent(x, ys, cond)
+        elif ys:
+            y = (ys & -ys).bit_length() - 1
+            assert engine(x, y, cond) == python(x, y, cond)
+    assert engine.tests_by_order == python.tests_by_order
+    assert engine.n_distinct == python.n_distinct and engine.n_calls == python.n_calls
+
+
+def test_counting_in_passes_adds_up_to_one_pass(caplog):
+    ds = DSeparation(load_network("alarm").adjacency)
+    whole = cops_and_robbers(ds, 37)
+    with caplog.at_level("INFO", logger="constraints.cops"):
+        tight = cops_and_robbers(ds, 37, memory_budget=1_400_000)  # 8 k of alarm's 28 k bitmaps
+    assert "counting again in 4 passes" in caplog.text
+    assert tight.tests_by_order == whole.tests_by_order and tight.n_distinct_tests == whole.n_distinct_tests
+    assert np.array_equal(tight.cpdag, whole.cpdag) and tight.k == whole.k == 4
+    sums = np.zeros(len(whole.tests_by_order), dtype=np.int64)
+    for part in range(3):
+        oracle = ExactCountingOracle(ds, part=part, n_parts=3)
+        for x in range(37):
+            oracle.dependents(x, ((1 << 37) - 1) & ~(1 << x) & ~0b111, 0b111 & ~(1 << x))
+        sums[:len(oracle.tests_by_order)] += np.array(oracle.tests_by_order, dtype=np.int64)
+    single = ExactCountingOracle(ds)
+    for x in range(37):
+        single.dependents(x, ((1 << 37) - 1) & ~(1 << x) & ~0b111, 0b111 & ~(1 << x))
+    assert sums[:len(single.tests_by_order)].tolist() == single.tests_by_order
+
+
+def test_engine_limits_and_errors():
+    ds = DSeparation(random_dag(12, 0.5, seed=1))
+    with pytest.raises(PoolFull):
+        oracle = ExactCountingOracle(ds, memory_budget=1)
+        for z in range(1, 512):
+            oracle.dependents(11, 1 << 10, z & 0x1FF)
+    with pytest.raises(MemoryError, match="memory_budget"):
+        cops_and_robbers(DSeparation(load_network("alarm").adjacency), 37, memory_budget=1)
+    with pytest.raises(ValueError, match="pass"):
+        ExactCountingOracle(ds, part=2, n_parts=2)
+    with pytest.raises(ValueError, match="nodes"):
+        ExactCountingOracle(DSeparation(random_dag(MAX_ENGINE_VARS + 1, 0.01, seed=0)))
+    res = cops_and_robbers(DSeparation(np.triu(np.ones((9, 9), dtype=bool), 1)), 9, time_limit=1e-9)
+    assert res.status == "timeout" and res.cpdag is None and res.n_distinct_tests == sum(res.tests_by_order)
+    complete = DSeparation(np.triu(np.ones((6, 6), dtype=bool), 1))
+    res = cops_and_robbers(complete, 6, max_k=3)
+    assert res.status == "width_limit" and res.k_lower_bound == 3 and res.n_distinct_tests > 0
+    halves = cops_and_robbers(complete, 6, max_k=3, passes=2)
+    assert halves.counting_passes == 2 and halves.tests_by_order == res.tests_by_order
+    for passes in (0, 3, 128, 1.0):
+        with pytest.raises(ValueError, match="passes"):
+            cops_and_robbers(complete, 6, passes=passes)
