@@ -196,7 +196,7 @@ def _exact_run(ds: DSeparation, max_k: int | None, deadline: float | None,
                 raise MemoryError(f"{full}: more than {MAX_PASSES} counting passes would be needed; "
                                   f"raise memory_budget") from None
             logger.info("%s: counting again in %d passes", full, parts)
-    counts = np.array(result.tests_by_order + [0] * (ds.n + 1 - len(result.tests_by_order)))
+    counts = oracle.counts.copy()
     for part in range(1, parts if result.status != "timeout" else 1):
         logger.info("counting pass %d of %d", part + 1, parts)
         oracle = ExactCountingOracle(ds, part=part, n_parts=parts, memory_budget=memory_budget,

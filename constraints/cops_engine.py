@@ -27,7 +27,6 @@ from numba import njit
 
 from constraints.cops_oracle import OracleTimeout
 from constraints.cops_solver import DecompositionReplay
-from graphs.bitsets import bits
 from graphs.dsep import DSeparation
 from graphs.word_bits import popcount, trailing_zeros
 
@@ -45,7 +44,7 @@ DONE, PAUSED, GROW_SETS, GROW_PRESOLVE, GROW_EXTRACT, POOL_FULL = range(6)
 # solver meta fields (int64 array ``sm``)
 SP, PEND_TOP, RESUMING, RETURNED, K, RESULT, PRE_COUNT, EX_COUNT, MEMO_CAP = range(9)
 # oracle meta fields (int64 array ``om``)
-SET_COUNT, SLOTS_USED, PART, N_PARTS, CALLS = range(5)
+SLOTS_USED, PART, N_PARTS, CALLS = range(4)
 # frame columns (uint64 array ``frames``): cops, robbers, pruned cops, component, untried advancements
 F_C, F_R, F_NEWC, F_COMP, F_TODO = 0, 2, 4, 6, 8
 
@@ -111,6 +110,13 @@ def _union_rows(rows, lo, hi):
         oh |= rows[v, 1]
         hi &= hi - ONE
     return ol, oh
+
+
+@njit(inline="always")
+def step_margin(n):
+    """Table entries one step of the search may add (an EXTRACTCOMPONENT set, k + 1 pruning sets,
+    a frame's pending PRESOLVE keys): the tables are grown before a step when fewer are free."""
+    return 2 * n + 8
 
 
 @njit(inline="always")
@@ -230,7 +236,6 @@ def _set_slot(set_keys, set_slot, om, zl, zh):
         if slot < 0:
             slot = om[SLOTS_USED]
             om[SLOTS_USED] = slot + 1
-            om[SET_COUNT] += 1
             set_keys[i, 0] = zl
             set_keys[i, 1] = zh
             set_slot[i] = slot
@@ -322,14 +327,14 @@ MIN_MEMO_ENTRIES = 1 << 16
 @njit(inline="always")
 def _presolve_slot(pre_keys, pre_val, cl, chh, rl, rh):
     mask = np.uint64(pre_keys.shape[0] - 1)
-    i = _mix(cl ^ rh, chh, rl) & mask
+    h = _mix(cl ^ rh, chh, rl)
+    i = h & mask
     for _ in range(WINDOW):
         if not pre_val[i]:
             return i, False
         if pre_keys[i, 0] == cl and pre_keys[i, 1] == chh and pre_keys[i, 2] == rl and pre_keys[i, 3] == rh:
             return i, True
         i = (i + ONE) & mask
-    h = _mix(cl ^ rh, chh, rl)
     return (h + (h >> np.uint64(59))) & mask, False
 
 
@@ -459,10 +464,10 @@ def advance(dag, set_keys, set_slot, pool, counts, om, comp_id, comp_sets,
     in ``sm[RESULT]``), PAUSED, or a GROW_* / POOL_FULL code before a step that might overflow.
     """
     k1 = sm[K] + 1
-    margin = 2 * dag.shape[1] + 8
+    margin = step_margin(dag.shape[1])
     while budget > 0:
         budget -= 1
-        if 2 * (om[SET_COUNT] + margin) > set_keys.shape[0]:
+        if 2 * (om[SLOTS_USED] + margin) > set_keys.shape[0]:
             return GROW_SETS
         if om[SLOTS_USED] + margin > pool.shape[0]:
             return POOL_FULL
@@ -572,8 +577,8 @@ class ExactCountingOracle:
     every call.  With ``n_parts > 1`` only the conditioning sets of pass ``part`` are counted
     (module notes).  ``memory_budget`` (bytes) bounds the engine's tables: a fifth for the memo
     tables of each solver (``memo_entries`` slots each), the rest for the bitmaps, allocated as
-    they are touched; when they are full, :class:`PoolFull`.  Past ``deadline`` (``time.monotonic()``) the calls raise
-    :class:`constraints.cops_oracle.OracleTimeout`.
+    they are touched; when they are full, :class:`PoolFull`.  Past ``deadline``
+    (``time.monotonic()``) the calls raise :class:`constraints.cops_oracle.OracleTimeout`.
     """
 
     def __init__(self, ds: DSeparation, *, part: int = 0, n_parts: int = 1,
@@ -595,7 +600,7 @@ class ExactCountingOracle:
         self.set_keys = np.zeros((1 << 12, 2), dtype=np.uint64)
         self.set_slot = np.full(1 << 12, -1, dtype=np.int64)
         self.counts = np.zeros(n + 1, dtype=np.int64)
-        self.om = np.array([0, 0, part, n_parts, 0], dtype=np.int64)
+        self.om = np.array([0, part, n_parts, 0], dtype=np.int64)
         self.comp_id = np.zeros(n, dtype=np.int64)
         self.comp_sets = np.zeros((n, 4), dtype=np.uint64)
         self.deadline = deadline
@@ -609,8 +614,8 @@ class ExactCountingOracle:
         """Grow the set table so that ``margin`` new sets fit; :class:`PoolFull` if the bitmaps cannot."""
         if self.om[SLOTS_USED] + margin > self.pool.shape[0]:
             raise PoolFull(f"{self.om[SLOTS_USED]} conditioning sets fill the memory budget")
-        if 2 * (self.om[SET_COUNT] + margin) > self.set_keys.shape[0]:
-            cap = _power_of_two(4 * (self.om[SET_COUNT] + margin))
+        if 2 * (self.om[SLOTS_USED] + margin) > self.set_keys.shape[0]:
+            cap = _power_of_two(4 * (self.om[SLOTS_USED] + margin))
             keys = np.zeros((cap, 2), dtype=np.uint64)
             slot = np.full(cap, -1, dtype=np.int64)
             _grow_sets(self.set_keys, self.set_slot, keys, slot)
@@ -638,10 +643,7 @@ class ExactCountingOracle:
 
     @property
     def tests_by_order(self) -> list[int]:
-        counts = self.counts.tolist()
-        while counts and not counts[-1]:
-            counts.pop()
-        return counts
+        return np.trim_zeros(self.counts, "b").tolist()
 
     @property
     def n_distinct(self) -> int:
@@ -654,12 +656,8 @@ class ExactCountingOracle:
 
 def _dag_rows(ds: DSeparation) -> np.ndarray:
     """(3, n, 2) uint64: parents, children and ancestors (the node included) of every node."""
-    parents = ds.parent_masks
-    children = [0] * ds.n
-    for v, mask in enumerate(parents):
-        for u in bits(mask):
-            children[u] |= 1 << v
-    return np.array([[_words(m) for m in rows] for rows in (parents, children, ds.ancestor_masks)],
+    rows = (ds.parent_masks, ds.child_masks, ds.ancestor_masks)
+    return np.array([[_words(m) for m in masks] for masks in rows],
                     dtype=np.uint64).reshape(3, ds.n, 2)
 
 
@@ -717,17 +715,11 @@ class EngineSolver(DecompositionReplay):
             if status == POOL_FULL:
                 raise PoolFull(f"{o.om[SLOTS_USED]} conditioning sets fill the memory budget")
             if status == GROW_SETS:
-                o.ensure_room(2 * o.n + 8)
+                o.ensure_room(step_margin(o.n))
             elif status == GROW_PRESOLVE:
-                cap = 2 * self.pre_keys.shape[0]
-                keys, val = np.zeros((cap, 4), dtype=np.uint64), np.zeros(cap, dtype=np.uint8)
-                _grow_presolve(self.pre_keys, self.pre_val, keys, val, self.sm)
-                self.pre_keys, self.pre_val = keys, val
+                self.pre_keys, self.pre_val = self._doubled(self.pre_keys, self.pre_val, _grow_presolve)
             elif status == GROW_EXTRACT:
-                cap = 2 * self.ex_keys.shape[0]
-                keys, val = np.zeros((cap, 3), dtype=np.uint64), np.zeros((cap, 2), dtype=np.uint64)
-                _grow_extract(self.ex_keys, self.ex_val, keys, val, self.sm)
-                self.ex_keys, self.ex_val = keys, val
+                self.ex_keys, self.ex_val = self._doubled(self.ex_keys, self.ex_val, _grow_extract)
             elif not self._full_warned and max(self.sm[PRE_COUNT], self.sm[EX_COUNT]) * 2 > self.sm[MEMO_CAP]:
                 self._full_warned = True
                 logger.warning("k=%d: a memo table is half full at its size limit (%d slots): positions "
@@ -740,9 +732,17 @@ class EngineSolver(DecompositionReplay):
                 logger.info("k=%d: %d distinct tests, %d conditioning sets, %d + %d memo entries",
                             self.k, o.n_distinct, o.om[SLOTS_USED], self.sm[PRE_COUNT], self.sm[EX_COUNT])
 
+    def _doubled(self, keys: np.ndarray, values: np.ndarray, rehash) -> tuple[np.ndarray, np.ndarray]:
+        """A memo table of twice the slots, holding the entries of ``(keys, values)``."""
+        bigger = (2 * keys.shape[0],)
+        new_keys = np.zeros(bigger + keys.shape[1:], dtype=keys.dtype)
+        new_values = np.zeros(bigger + values.shape[1:], dtype=values.dtype)
+        rehash(keys, values, new_keys, new_values, self.sm)
+        return new_keys, new_values
+
     def _split(self, cops: int, robbers: int) -> tuple[int, int]:
         o = self.oracle
-        o.ensure_room(2 * o.n + 8)
+        o.ensure_room(step_margin(o.n))
         cl, chh, nl, nh = split(*o._tables(), self.ex_keys, self.ex_val, self.sm, self.verts_words,
                                 *_words(cops), *_words(robbers))
         return _mask(cl, chh), _mask(nl, nh)

@@ -48,6 +48,11 @@ class DSeparation:
         return list(self._pa)
 
     @property
+    def child_masks(self) -> list[int]:
+        """Children of every node as bit sets (a copy)."""
+        return list(self._ch)
+
+    @property
     def ancestor_masks(self) -> list[int]:
         """Ancestors of every node, the node included, as bit sets (a copy)."""
         return list(self._anc_of)
