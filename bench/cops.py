@@ -310,7 +310,7 @@ def main() -> None:
     parser.add_argument("--memory-budget", type=float,
                         help="counts: GB for the compiled engine's tables (default 60%% of available memory)")
     parser.add_argument("--passes", type=int, default=1,
-                        help="counts: counting passes to start with (a power of two; doubled when memory runs out)")
+                        help="counts: counting passes to start with (a power of two; a pass that fills the memory budget hands half of its conditioning sets to a later pass)")
     parser.add_argument("--pc-time-limit", type=float, help="counts: PC's limit (default --time-limit)")
     parser.add_argument("--skip-pc", action="store_true",
                         help="counts: do not run PC; keep the PC fields of the previous row in --results")

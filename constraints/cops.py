@@ -24,7 +24,7 @@ import numpy as np
 
 from graphs.bitsets import bits, to_mask, to_tuple
 from constraints.citests import CITest
-from constraints.cops_engine import MAX_ENGINE_VARS, EngineSolver, ExactCountingOracle, PoolFull
+from constraints.cops_engine import MAX_ENGINE_VARS, MAX_PASSES, EngineSolver, ExactCountingOracle
 from constraints.cops_oracle import BitsetIndependence, CountingOracle, IndepFn, OracleTimeout
 from constraints.cops_postprocess import (
     adjacency_matrix,
@@ -45,8 +45,6 @@ logger = logging.getLogger(__name__)
 #: operations grow with n and the O(n^(k+4)) search is hopeless long before this.
 MAX_VARS = 1024
 
-#: Most counting passes of the compiled engine (each repeats the search; see ``_exact_run``).
-MAX_PASSES = 64
 
 
 class CopsInputError(ValueError):
@@ -127,7 +125,8 @@ def cops_and_robbers(
     results again; the clock is checked between batches of steps instead of every
     ``check_every`` calls), whose tables take about ``memory_budget`` bytes (default: 60 % of the
     memory available); a run that needs more counts in several passes (``counting_passes``),
-    starting from ``passes`` (a power of two) and doubling them when the budget is exceeded.
+    starting from ``passes`` (a power of two); a pass that fills the budget hands half of its
+    conditioning sets on to a later pass.
     """
     if isinstance(n_vars, bool) or not isinstance(n_vars, (int, np.integer)) or n_vars < 1:
         raise CopsInputError(f"n_vars must be a positive int, got {n_vars!r}")
@@ -179,34 +178,34 @@ def _exact_run(ds: DSeparation, max_k: int | None, deadline: float | None,
                memory_budget: int | None, passes: int, start: float) -> CopsResult:
     """The run on the compiled engine (``constraints.cops_engine``), counting in passes if needed.
 
-    The search does not depend on the counts, so when the bitmaps of the asked pairs outgrow
-    ``memory_budget`` the run restarts with twice as many passes, each counting the conditioning
-    sets of its share; the result is that of the first pass with the counts of all of them.  A
-    pass stopped by the time limit leaves lower bounds and ``status="timeout"``.
+    The search does not depend on the counts.  Pass ``p`` of ``passes`` counts the conditioning
+    sets whose hash is ``p`` mod ``passes``; a pass whose bitmaps outgrow ``memory_budget`` keeps
+    half of its share and queues the other half for a later pass, which repeats the search.
+    The result is that of the first pass with the counts of all of them.  A pass stopped by the
+    time limit leaves lower bounds and ``status="timeout"``.
     """
-    parts = passes
-    while True:
-        try:
-            oracle = ExactCountingOracle(ds, n_parts=parts, memory_budget=memory_budget, deadline=deadline)
-            result = _run(oracle, EngineSolver, ds.n, max_k, start)
-            break
-        except PoolFull as full:
-            parts *= 2
-            if parts > MAX_PASSES:
-                raise MemoryError(f"{full}: more than {MAX_PASSES} counting passes would be needed; "
-                                  f"raise memory_budget") from None
-            logger.info("%s: counting again in %d passes", full, parts)
-    counts = oracle.counts.copy()
-    for part in range(1, parts if result.status != "timeout" else 1):
-        logger.info("counting pass %d of %d", part + 1, parts)
-        oracle = ExactCountingOracle(ds, part=part, n_parts=parts, memory_budget=memory_budget,
+    shares = [(part, passes) for part in range(passes)]
+    result, counts, done = None, None, 0
+    while shares:
+        part, n_parts = shares.pop(0)
+        if done:
+            logger.info("counting pass %d of %d (sets %d mod %d)", done + 1, done + 1 + len(shares),
+                        part, n_parts)
+        oracle = ExactCountingOracle(ds, part=part, n_parts=n_parts, memory_budget=memory_budget,
                                      deadline=deadline)
-        again = _run(oracle, EngineSolver, ds.n, max_k, start)
-        counts += oracle.counts
-        if again.status == "timeout":
-            result.status, result.phase = again.status, f"counting pass {part + 1} of {parts}"
+        run = _run(oracle, EngineSolver, ds.n, max_k, start)
+        done += 1
+        shares += oracle.later_passes
+        if result is None:
+            result, counts = run, oracle.counts.copy()
+        else:
+            counts += oracle.counts
+        del oracle  # its bitmaps go before the next pass allocates its own
+        if run.status == "timeout":
+            if run is not result:
+                result.status, result.phase = run.status, f"counting pass {done} of {done + len(shares)}"
             break
-    result.counting_passes = parts
+    result.counting_passes = done
     result.tests_by_order = np.trim_zeros(counts, "b").tolist()
     result.n_distinct_tests = int(counts.sum())
     result.elapsed = time.monotonic() - start

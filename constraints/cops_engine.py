@@ -15,6 +15,9 @@ pairs.  The distinct pairs asked under one conditioning set S are one bit each i
 bitmap of S (``n (n - 1) / 2`` bits); a run on hepar2 asks about 140 pairs per set.  Larger runs
 than memory allows count in passes: pass ``p`` of ``P`` keeps the bitmaps of the sets S whose
 hash is ``p`` mod ``P`` only, and the search, which does not depend on the counts, is repeated.
+A pass whose bitmaps fill the memory budget drops half of its sets (``p + P`` mod ``2P``) and
+goes on counting the other half (``p`` mod ``2P``), whose bitmaps are complete; the dropped
+half is left to a later pass, so no work is thrown away.
 """
 
 from __future__ import annotations
@@ -34,12 +37,14 @@ logger = logging.getLogger(__name__)
 
 #: Largest network the engine takes (node sets are two 64-bit words).
 MAX_ENGINE_VARS = 128
+#: Most counting passes a run may split into (each repeats the search).
+MAX_PASSES = 64
 
 ZERO = np.uint64(0)
 ONE = np.uint64(1)
 
 # kernel status codes
-DONE, PAUSED, GROW_SETS, GROW_PRESOLVE, GROW_EXTRACT, POOL_FULL = range(6)
+DONE, PAUSED, GROW_SETS, GROW_PRESOLVE, GROW_EXTRACT = range(5)
 
 # solver meta fields (int64 array ``sm``)
 SP, PEND_TOP, RESUMING, RETURNED, K, RESULT, PRE_COUNT, EX_COUNT, MEMO_CAP = range(9)
@@ -47,10 +52,6 @@ SP, PEND_TOP, RESUMING, RETURNED, K, RESULT, PRE_COUNT, EX_COUNT, MEMO_CAP = ran
 SLOTS_USED, PART, N_PARTS, CALLS = range(4)
 # frame columns (uint64 array ``frames``): cops, robbers, pruned cops, component, untried advancements
 F_C, F_R, F_NEWC, F_COMP, F_TODO = 0, 2, 4, 6, 8
-
-
-class PoolFull(Exception):
-    """The pair bitmaps of one counting pass outgrew their memory budget."""
 
 
 # --------------------------------------------------------------------------- two-word node sets
@@ -223,11 +224,17 @@ def _connected(dag, x, tl, th, al, ah, zl, zh, comp_id, comp_sets):
 
 # --------------------------------------------------------------------------- distinct-test counting
 
+@njit(inline="always")
+def _in_pass(h, om):
+    """Whether the conditioning set of hash h is counted in this pass (h >> 40 = PART mod N_PARTS)."""
+    return om[N_PARTS] == 1 or np.int64((h >> np.uint64(40)) % np.uint64(om[N_PARTS])) == om[PART]
+
+
 @njit(cache=True)
 def _set_slot(set_keys, set_slot, om, zl, zh):
     """Bitmap row of conditioning set z (a new one if z is new), or -1 if z belongs to another pass."""
     h = _mix(zl, zh, ZERO)
-    if om[N_PARTS] > 1 and np.int64((h >> np.uint64(40)) % np.uint64(om[N_PARTS])) != om[PART]:
+    if not _in_pass(h, om):
         return -1
     mask = np.uint64(set_keys.shape[0] - 1)
     i = h & mask
@@ -275,8 +282,8 @@ def _count_pairs(set_keys, set_slot, pool, counts, om, x, tl, th, zl, zh):
 
 
 @njit(cache=True)
-def _grow_sets(set_keys, set_slot, new_keys, new_slot):
-    """Rehash the conditioning-set table into the (larger, empty) arrays ``new_*``."""
+def _rehash_set_table(set_keys, set_slot, new_keys, new_slot):
+    """Rehash the conditioning-set table into the empty arrays ``new_*`` (rows ``set_slot < 0`` left out)."""
     mask = np.uint64(new_keys.shape[0] - 1)
     for i in range(set_keys.shape[0]):
         if set_slot[i] >= 0:
@@ -286,6 +293,37 @@ def _grow_sets(set_keys, set_slot, new_keys, new_slot):
             new_keys[j, 0] = set_keys[i, 0]
             new_keys[j, 1] = set_keys[i, 1]
             new_slot[j] = set_slot[i]
+
+
+@njit(cache=True)
+def _keep_pass_sets(set_keys, set_slot, pool, counts, om):
+    """Keep only the bitmaps of the sets in pass PART of N_PARTS: the pool is compacted, the rows
+    in ``set_slot`` renumbered (-1 for a dropped set; the table must then be rehashed) and the
+    counts recomputed from the rows kept."""
+    used = om[SLOTS_USED]
+    keep = np.zeros(used, dtype=np.bool_)
+    counts[:] = 0
+    for i in range(set_slot.shape[0]):
+        s = set_slot[i]
+        if s >= 0 and _in_pass(_mix(set_keys[i, 0], set_keys[i, 1], ZERO), om):
+            keep[s] = True
+            pairs = 0
+            for w in range(pool.shape[1]):
+                pairs += popcount(pool[s, w])
+            counts[_size(set_keys[i, 0], set_keys[i, 1])] += pairs
+    renumber = np.full(used, -1, dtype=np.int64)
+    kept = 0
+    for s in range(used):
+        if keep[s]:
+            if kept != s:
+                pool[kept, :] = pool[s, :]
+            renumber[s] = kept
+            kept += 1
+    pool[kept:used, :] = 0
+    for i in range(set_slot.shape[0]):
+        if set_slot[i] >= 0:
+            set_slot[i] = renumber[set_slot[i]]
+    om[SLOTS_USED] = kept
 
 
 @njit(cache=True)
@@ -461,16 +499,14 @@ def advance(dag, set_keys, set_slot, pool, counts, om, comp_id, comp_sets,
     Frame f holds PRESOLVE(C, R) (the final call PRESOLVE(C, R \\ R') runs in the same frame, its
     (C, R) keys collected in ``pending`` and memoised with the frame's result), the pruned cops C',
     the component R' and the advancements of SOLVE(C', R') not tried yet.  Returns DONE (result
-    in ``sm[RESULT]``), PAUSED, or a GROW_* / POOL_FULL code before a step that might overflow.
+    in ``sm[RESULT]``), PAUSED, or a GROW_* code before a step that might overflow a table.
     """
     k1 = sm[K] + 1
     margin = step_margin(dag.shape[1])
     while budget > 0:
         budget -= 1
-        if 2 * (om[SLOTS_USED] + margin) > set_keys.shape[0]:
+        if 2 * (om[SLOTS_USED] + margin) > set_keys.shape[0] or om[SLOTS_USED] + margin > pool.shape[0]:
             return GROW_SETS
-        if om[SLOTS_USED] + margin > pool.shape[0]:
-            return POOL_FULL
         if 2 * (sm[PRE_COUNT] + margin) > pre_keys.shape[0] and pre_keys.shape[0] < sm[MEMO_CAP]:
             return GROW_PRESOLVE
         if 2 * (sm[EX_COUNT] + margin) > ex_keys.shape[0] and ex_keys.shape[0] < sm[MEMO_CAP]:
@@ -575,9 +611,11 @@ class ExactCountingOracle:
     Counts exactly as ``CountingOracle(ds)`` for ``ds = graphs.dsep.DSeparation(dag)`` (one bitmap
     of asked pairs per conditioning set) and answers by d-separation in the DAG, recomputed on
     every call.  With ``n_parts > 1`` only the conditioning sets of pass ``part`` are counted
-    (module notes).  ``memory_budget`` (bytes) bounds the engine's tables: a fifth for the memo
+    (module notes).  ``memory_budget`` (bytes) bounds the engine's tables: two fifths for the memo
     tables of each solver (``memo_entries`` slots each), the rest for the bitmaps, allocated as
-    they are touched; when they are full, :class:`PoolFull`.  Past ``deadline``
+    they are touched.  When those are full the pass halves its share of the sets and appends the
+    other half, ``(part, n_parts)``, to ``later_passes``; a ``MemoryError`` when that would take
+    more than ``MAX_PASSES`` passes.  Past ``deadline``
     (``time.monotonic()``) the calls raise :class:`constraints.cops_oracle.OracleTimeout`.
     """
 
@@ -592,15 +630,17 @@ class ExactCountingOracle:
         self.dag = _dag_rows(ds)
         words = max(1, (n * (n - 1) // 2 + 63) // 64)
         budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-        # a fifth for the two memo tables of a solver (73 bytes a slot), the rest for the bitmaps
-        # and their index (at most 48 bytes a set at the index's lowest load)
-        self.memo_entries = max(MIN_MEMO_ENTRIES, _power_of_two(budget // 5 // 73 + 1) // 2)
-        slots = max(256, budget * 4 // 5 // (8 * words + 48))
+        # two fifths for the two memo tables of a solver (73 bytes a slot; forgotten positions are
+        # searched again, which can cost much more than a counting pass), the rest for the bitmaps
+        # and their index (24 bytes a slot, kept at a load of 1/4 to 1/2: at most 96 bytes a set)
+        self.memo_entries = max(MIN_MEMO_ENTRIES, _power_of_two(budget * 2 // 5 // 73 + 1) // 2)
+        slots = max(2 * step_margin(n), budget * 3 // 5 // (8 * words + 96))
         self.pool = np.zeros((slots, words), dtype=np.uint64)  # pages are touched as sets arrive
         self.set_keys = np.zeros((1 << 12, 2), dtype=np.uint64)
         self.set_slot = np.full(1 << 12, -1, dtype=np.int64)
         self.counts = np.zeros(n + 1, dtype=np.int64)
         self.om = np.array([0, part, n_parts, 0], dtype=np.int64)
+        self.later_passes: list[tuple[int, int]] = []
         self.comp_id = np.zeros(n, dtype=np.int64)
         self.comp_sets = np.zeros((n, 4), dtype=np.uint64)
         self.deadline = deadline
@@ -611,15 +651,32 @@ class ExactCountingOracle:
                 self.comp_id, self.comp_sets)
 
     def ensure_room(self, margin: int) -> None:
-        """Grow the set table so that ``margin`` new sets fit; :class:`PoolFull` if the bitmaps cannot."""
-        if self.om[SLOTS_USED] + margin > self.pool.shape[0]:
-            raise PoolFull(f"{self.om[SLOTS_USED]} conditioning sets fill the memory budget")
+        """Make room for ``margin`` new sets: grow the set table, and halve this pass's share of
+        the sets while their bitmaps would not fit."""
+        while self.om[SLOTS_USED] + margin > self.pool.shape[0]:
+            self._halve_share()
         if 2 * (self.om[SLOTS_USED] + margin) > self.set_keys.shape[0]:
-            cap = _power_of_two(4 * (self.om[SLOTS_USED] + margin))
-            keys = np.zeros((cap, 2), dtype=np.uint64)
-            slot = np.full(cap, -1, dtype=np.int64)
-            _grow_sets(self.set_keys, self.set_slot, keys, slot)
-            self.set_keys, self.set_slot = keys, slot
+            self._rehash_sets(_power_of_two(2 * (self.om[SLOTS_USED] + margin)))
+
+    def _halve_share(self) -> None:
+        """Count only half of this pass's sets from now on; the other half goes to a later pass."""
+        used, part, n_parts = (int(v) for v in self.om[[SLOTS_USED, PART, N_PARTS]])
+        if 2 * n_parts > MAX_PASSES:
+            raise MemoryError(f"{used} conditioning sets fill the memory budget of one counting pass "
+                              f"even in {MAX_PASSES} passes; raise memory_budget")
+        self.om[N_PARTS] = 2 * n_parts
+        self.later_passes.append((part + n_parts, 2 * n_parts))
+        _keep_pass_sets(self.set_keys, self.set_slot, self.pool, self.counts, self.om)
+        self._rehash_sets(self.set_keys.shape[0])
+        logger.info("%d conditioning sets fill the memory budget: this pass keeps counting the %d "
+                    "whose hash is %d mod %d, and leaves the rest to a later pass",
+                    used, self.om[SLOTS_USED], part, 2 * n_parts)
+
+    def _rehash_sets(self, capacity: int) -> None:
+        keys = np.zeros((capacity, 2), dtype=np.uint64)
+        slot = np.full(capacity, -1, dtype=np.int64)
+        _rehash_set_table(self.set_keys, self.set_slot, keys, slot)
+        self.set_keys, self.set_slot = keys, slot
 
     def check_clock(self) -> None:
         """:class:`OracleTimeout` once the deadline has passed."""
@@ -712,8 +769,6 @@ class EngineSolver(DecompositionReplay):
                              self.verts_words, self.STEPS)
             if status == DONE:
                 return bool(self.sm[RESULT])
-            if status == POOL_FULL:
-                raise PoolFull(f"{o.om[SLOTS_USED]} conditioning sets fill the memory budget")
             if status == GROW_SETS:
                 o.ensure_room(step_margin(o.n))
             elif status == GROW_PRESOLVE:

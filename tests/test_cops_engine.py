@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from constraints.cops import cops_and_robbers
-from constraints.cops_engine import MAX_ENGINE_VARS, ExactCountingOracle, PoolFull
+from constraints.cops_engine import MAX_ENGINE_VARS, MAX_PASSES, ExactCountingOracle
 from constraints.cops_oracle import CountingOracle
 from graphs.dsep import DSeparation
 from graphs.random_graphs import random_dag
@@ -83,9 +83,10 @@ def test_engine_oracle_answers_and_counts_like_the_counting_oracle(seed):
 def test_counting_in_passes_adds_up_to_one_pass(caplog):
     ds = DSeparation(load_network("alarm").adjacency)
     whole = cops_and_robbers(ds, 37)
-    with caplog.at_level("INFO", logger="constraints.cops"):
-        tight = cops_and_robbers(ds, 37, memory_budget=1_400_000)  # 8 k of alarm's 28 k bitmaps
-    assert "counting again in 4 passes" in caplog.text
+    with caplog.at_level("INFO", logger="constraints"):
+        tight = cops_and_robbers(ds, 37, memory_budget=2_400_000)  # 7.8 k of alarm's 28 k bitmaps
+    assert "leaves the rest to a later pass" in caplog.text and "counting pass 2 of" in caplog.text
+    assert 4 <= tight.counting_passes <= 8
     assert tight.tests_by_order == whole.tests_by_order and tight.n_distinct_tests == whole.n_distinct_tests
     assert np.array_equal(tight.cpdag, whole.cpdag) and tight.k == whole.k == 4
     sums = np.zeros(len(whole.tests_by_order), dtype=np.int64)
@@ -100,12 +101,39 @@ def test_counting_in_passes_adds_up_to_one_pass(caplog):
     assert sums[:len(single.tests_by_order)].tolist() == single.tests_by_order
 
 
+def ask_many_sets(oracle, n_sets):
+    """Ask pairs of the last three nodes under ``n_sets`` distinct conditioning sets (one pair twice)."""
+    n = oracle.n
+    others = (1 << (n - 3)) - 1
+    for i in range(n_sets):
+        z = (i * 40503) & others
+        oracle.dependents(n - 1, 0b11 << (n - 3), z)
+        oracle.dependents(n - 2, 1 << (n - 3), z)  # half of it asked already: not new
+
+
+def test_a_full_pass_hands_half_of_its_sets_to_later_passes():
+    """A pass that fills its bitmaps halves its share; its own and the later passes' counts add up."""
+    ds = DSeparation(random_dag(24, 0.3, seed=2))
+    single = ExactCountingOracle(ds)
+    ask_many_sets(single, 1000)
+    first = ExactCountingOracle(ds, memory_budget=1)  # bitmaps for the floor of 2 * 56 sets
+    ask_many_sets(first, 1000)
+    shares, done, total = list(first.later_passes), 1, first.counts.copy()
+    assert [n_parts for _, n_parts in shares] == [2, 4, 8, 16]
+    while shares:
+        part, n_parts = shares.pop()
+        oracle = ExactCountingOracle(ds, part=part, n_parts=n_parts, memory_budget=1)
+        ask_many_sets(oracle, 1000)
+        shares += oracle.later_passes
+        total += oracle.counts
+        done += 1
+    assert total.tolist() == single.counts.tolist() and done >= 5
+
+
 def test_engine_limits_and_errors():
-    ds = DSeparation(random_dag(12, 0.5, seed=1))
-    with pytest.raises(PoolFull):
-        oracle = ExactCountingOracle(ds, memory_budget=1)
-        for z in range(1, 512):
-            oracle.dependents(11, 1 << 10, z & 0x1FF)
+    ds = DSeparation(random_dag(24, 0.3, seed=2))
+    with pytest.raises(MemoryError, match="memory_budget"):
+        ask_many_sets(ExactCountingOracle(ds, memory_budget=1), 120 * MAX_PASSES)
     with pytest.raises(MemoryError, match="memory_budget"):
         cops_and_robbers(DSeparation(load_network("alarm").adjacency), 37, memory_budget=1)
     with pytest.raises(ValueError, match="pass"):
