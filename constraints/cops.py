@@ -46,7 +46,6 @@ logger = logging.getLogger(__name__)
 MAX_VARS = 1024
 
 
-
 class CopsInputError(ValueError):
     """Bad arguments to the cops-and-robbers learner."""
 
