@@ -136,6 +136,9 @@ def cops_and_robbers(
         raise CopsInputError(f"max_k must be >= 1 (the search starts at k = 1), got {max_k}")
     if time_limit is not None and time_limit <= 0:
         raise CopsInputError(f"time_limit must be positive, got {time_limit}")
+    if memory_budget is not None and (isinstance(memory_budget, bool) or not isinstance(
+            memory_budget, (int, float, np.integer, np.floating)) or not 0 < memory_budget < np.inf):
+        raise CopsInputError(f"memory_budget must be a positive number of bytes, got {memory_budget!r}")
     if not (isinstance(passes, int) and 1 <= passes <= MAX_PASSES and passes & (passes - 1) == 0):
         raise CopsInputError(f"passes must be a power of two from 1 to {MAX_PASSES}, got {passes!r}")
     n_vars = int(n_vars)

@@ -150,3 +150,6 @@ def test_engine_limits_and_errors():
     for passes in (0, 3, 128, 1.0):
         with pytest.raises(ValueError, match="passes"):
             cops_and_robbers(complete, 6, passes=passes)
+    for budget in (0, -5, "8GB", float("nan"), float("inf"), True):
+        with pytest.raises(ValueError, match="memory_budget"):
+            cops_and_robbers(complete, 6, memory_budget=budget)
