@@ -272,13 +272,19 @@ def _record(pool, slot, x, tl, th):
     return new
 
 
+@njit(inline="always")
+def _count_in_slot(pool, counts, om, slot, order, x, tl, th):
+    """Count the queries {x, t | z}, t in (tl, th), z the set of bitmap row ``slot`` (-1: not
+    counted in this pass) and size ``order``: every one is a call, the new ones distinct tests."""
+    om[CALLS] += _size(tl, th)
+    if slot >= 0:
+        counts[order] += _record(pool, slot, x, tl, th)
+
+
 @njit(cache=True)
 def _count_pairs(set_keys, set_slot, pool, counts, om, x, tl, th, zl, zh):
-    """Count the queries {x, t | z}, t in (tl, th): every one is a call, the new ones distinct tests."""
-    om[CALLS] += _size(tl, th)
-    slot = _set_slot(set_keys, set_slot, om, zl, zh)
-    if slot >= 0:
-        counts[_size(zl, zh)] += _record(pool, slot, x, tl, th)
+    """:func:`_count_in_slot` for the conditioning set z."""
+    _count_in_slot(pool, counts, om, _set_slot(set_keys, set_slot, om, zl, zh), _size(zl, zh), x, tl, th)
 
 
 @njit(cache=True)
@@ -461,6 +467,7 @@ def split(dag, set_keys, set_slot, pool, counts, om, comp_id, comp_sets, ex_keys
         fl, fh = verts[0] & ~cl, verts[1] & ~chh
         bl, bh = _bit(r0)
         ql, qh = bl, bh
+        slot = -2  # the bitmap row of C, looked up once, when the first query is asked
         while ql | qh:
             r1 = _lowest(ql, qh)
             if r1 < 64:
@@ -469,7 +476,9 @@ def split(dag, set_keys, set_slot, pool, counts, om, comp_id, comp_sets, ex_keys
                 qh &= qh - ONE
             tl, th = fl & ~bl, fh & ~bh
             if tl | th:
-                _count_pairs(set_keys, set_slot, pool, counts, om, r1, tl, th, cl, chh)
+                if slot == -2:
+                    slot = _set_slot(set_keys, set_slot, om, cl, chh)
+                _count_in_slot(pool, counts, om, slot, _size(cl, chh), r1, tl, th)
                 dl, dh = _connected(dag, r1, tl, th, al, ah, cl, chh, comp_id, comp_sets)
                 bl |= dl
                 bh |= dh
