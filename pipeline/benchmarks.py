@@ -1,4 +1,5 @@
-"""The vendored bnlearn benchmark networks (``pipeline/networks/*.bif.gz``, see PROVENANCE.md)."""
+"""The vendored bnlearn benchmark networks (``pipeline/networks/*.bif.gz``, see PROVENANCE.md),
+and networks of the user's own, given as BIF files."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from pipeline.network import Network
 
 NETWORK_DIR = Path(__file__).resolve().parent / "networks"
 _SUFFIX = ".bif.gz"
+#: A network given by one of these endings is a BIF file, not a vendored name.
+FILE_SUFFIXES = (".bif", ".bif.gz")
 
 
 class UnknownNetworkError(ValueError):
-    """A benchmark network name that is not vendored."""
+    """Neither a vendored network name nor an existing BIF file."""
 
 
 def list_networks() -> list[str]:
@@ -26,12 +29,30 @@ def _load_cached(name: str) -> Network:
     return read_bif(NETWORK_DIR / f"{name}{_SUFFIX}")
 
 
-def load_network(name: str) -> Network:
-    """The named benchmark network, parsed once per process; each call returns a fresh copy."""
+def is_network_file(spec: str) -> bool:
+    """Whether a network is given as a BIF file (``.bif`` or ``.bif.gz``) rather than by name."""
+    return str(spec).lower().endswith(FILE_SUFFIXES)
+
+
+def check_network(spec: str) -> None:
+    """Raise :class:`UnknownNetworkError` unless ``spec`` is a vendored name or an existing BIF file."""
+    if is_network_file(spec):
+        if not Path(spec).is_file():
+            raise UnknownNetworkError(f"network file not found: {spec}")
+        return
     known = list_networks()
-    if name not in known:
-        raise UnknownNetworkError(f"unknown network {name!r}; known networks: {', '.join(known)}")
-    return _load_cached(name).copy()
+    if spec not in known:
+        raise UnknownNetworkError(f"unknown network {spec!r}; known networks: {', '.join(known)}; "
+                                  "or give a BIF file (.bif or .bif.gz)")
+
+
+def load_network(spec: str) -> Network:
+    """A benchmark network by name (parsed once per process; each call returns a fresh copy), or
+    the network of a BIF file."""
+    check_network(spec)
+    if is_network_file(spec):
+        return read_bif(Path(spec))
+    return _load_cached(spec).copy()
 
 
 def network_summary() -> list[dict[str, int | str]]:

@@ -368,10 +368,10 @@ def read_bif(source: str | Path) -> Network:
     path = Path(source)
     if not path.is_file():
         raise FileNotFoundError(f"BIF file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
         text = fh.read()
-    stem = path.name.removesuffix(".gz").removesuffix(".bif")
+    stem = path.name.split(".")[0]
     network = _parse(text, str(path), stem)
     logger.debug("read %s: %d variables, %d arcs", path, network.n_vars, network.n_edges)
     return network
@@ -415,6 +415,6 @@ def write_bif(network: Network, path: str | Path) -> None:
     """Write ``network`` as BIF (gzip-compressed if the path ends in ``.gz``)."""
     path = Path(path)
     text = format_bif(network)
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
     with opener(path, "wt", encoding="utf-8") as fh:
         fh.write(text)

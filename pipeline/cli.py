@@ -36,6 +36,7 @@ examples:
   python run.py --network alarm                 # the whole hybrid with the defaults below
   python run.py --network asia --rows 1000 --seed 3 --method none
   python run.py --data mydata.csv --palim 2     # your own data (no true network: no SHD)
+  python run.py --network mynet.bif --rows 2000 # sample from your own network (SHD against it)
   python run.py --network alarm --stage restrict --method pc --alpha 0.05 --max-order 1
   python run.py --network alarm --stage scores --score bdeu --palim 3
   python run.py --network alarm --solver sges --sges-bound parents:3
@@ -103,7 +104,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     """Options of one hybrid run (the parameters of :class:`RunConfig`)."""
     d = RunConfig()
     src = parser.add_argument_group("data")
-    src.add_argument("--network", help="benchmark network to sample from (see --list-networks)")
+    src.add_argument("--network", metavar="NAME|FILE",
+                     help="network to sample from: a benchmark name (see --list-networks) or a BIF file "
+                          "(.bif or .bif.gz)")
     src.add_argument("--data", metavar="FILE", help="your data: CSV, parquet or feather, one column per variable")
     src.add_argument("--rows", type=int, default=d.rows, help=f"rows to sample (default {d.rows})")
     src.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default {d.seed})")
@@ -185,13 +188,14 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def check_source(cfg: RunConfig) -> None:
-    """Fail early on an unknown network name or a missing data file."""
+    """Fail early on an unknown network name, a missing network file or a missing data file."""
     if cfg.network is not None:
-        from .benchmarks import list_networks
+        from .benchmarks import UnknownNetworkError, check_network
 
-        known = list_networks()
-        if cfg.network not in known:
-            raise ConfigError(f"unknown network {cfg.network!r}; known networks: {', '.join(known)}")
+        try:
+            check_network(cfg.network)
+        except UnknownNetworkError as exc:
+            raise ConfigError(str(exc)) from None
     elif not Path(str(cfg.data)).is_file():
         raise ConfigError(f"data file not found: {cfg.data}")
 

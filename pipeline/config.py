@@ -63,7 +63,7 @@ class RunConfig:
     def validated(self) -> "RunConfig":
         """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
         if (self.network is None) == (self.data is None):
-            raise ConfigError("give exactly one of --network NAME or --data FILE")
+            raise ConfigError("give exactly one of --network NAME|FILE or --data FILE")
         _choice("method", self.method, METHODS)
         _choice("test", self.test, TESTS)
         _choice("score", self.score, SCORES)
@@ -130,10 +130,8 @@ class RunConfig:
 
     @property
     def source_name(self) -> str:
-        """Short label of the data source (network name or data file stem)."""
-        if self.network is not None:
-            return self.network
-        return Path(str(self.data)).name.split(".")[0]
+        """Short label of the data source (network name, or network or data file stem)."""
+        return Path(str(self.network if self.network is not None else self.data)).name.split(".")[0]
 
 
 def _choice(option: str, value: Any, choices: tuple[str, ...]) -> None:

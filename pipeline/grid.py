@@ -3,7 +3,7 @@
 Grid file (every key optional except ``networks``; a scalar means a one-element list)::
 
     name = "alpha-sweep"          # results go to <output-dir>/grid-<name>/ (default: file stem)
-    networks = ["asia", "alarm"]
+    networks = ["asia", "alarm"]  # benchmark names, or BIF files (relative to the grid file)
     rows = [1000, 5000]           # sample sizes
     seeds = [0]
     methods = ["pc"]              # none | pc | pmms | mmpc | cops | candidates
@@ -105,8 +105,12 @@ def _as_list(key: str, value: Any) -> list[Any]:
             else v for v in values]
 
 
-def parse_grid(text: str, name: str = "grid") -> Grid:
-    """A :class:`Grid` from TOML text; unknown keys and invalid values raise :class:`GridError`."""
+def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Grid:
+    """A :class:`Grid` from TOML text; unknown keys and invalid values raise :class:`GridError`.
+
+    Networks given as BIF files are taken relative to ``base_dir`` (the grid file's folder) and
+    stored as absolute paths, so the jobs do not depend on the working directory.
+    """
     try:
         spec = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -117,12 +121,16 @@ def parse_grid(text: str, name: str = "grid") -> Grid:
         raise GridError(f"unknown grid key {unknown[0]!r} (known keys: {known})")
     if "networks" not in spec:
         raise GridError("grid file must name at least one network: networks = [\"asia\", ...]")
-    from .benchmarks import list_networks
+    from .benchmarks import UnknownNetworkError, check_network, is_network_file
 
-    known = list_networks()
-    unknown_nets = [net for net in _as_list("networks", spec["networks"]) if net not in known]
-    if unknown_nets:
-        raise GridError(f"unknown network {unknown_nets[0]!r} in grid; known networks: {', '.join(known)}")
+    networks = [str(Path(base_dir, net).resolve()) if isinstance(net, str) and is_network_file(net) else net
+                for net in _as_list("networks", spec["networks"])]
+    for net in networks:
+        try:
+            check_network(net)
+        except UnknownNetworkError as exc:
+            raise GridError(f"in grid key 'networks': {exc}") from None
+    spec["networks"] = networks
     defaults = RunConfig()
     axes = [
         (field, _as_list(key, spec[key]) if key in spec else [getattr(defaults, field)])
@@ -154,7 +162,7 @@ def load_grid(path: str | Path) -> Grid:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"grid file not found: {path}")
-    return parse_grid(path.read_text(), name=path.stem)
+    return parse_grid(path.read_text(), name=path.stem, base_dir=path.parent)
 
 
 def _normalise(cfg: RunConfig) -> RunConfig:

@@ -50,13 +50,19 @@ def _imports(stage: str, *modules: str):
 def data_stage(cache: StageCache, cfg: RunConfig) -> Artifact:
     """Sample ``cfg.rows`` rows from a benchmark network (seed ``cfg.seed``) or read ``cfg.data``."""
     if cfg.network is not None:
-        params: dict[str, Any] = {"network": cfg.network, "rows": cfg.rows, "seed": cfg.seed}
+        benchmarks = _module("pipeline.benchmarks", "data")
+        benchmarks.check_network(cfg.network)
+        network_ref = cfg.network
+        params: dict[str, Any] = {"network": network_ref, "rows": cfg.rows, "seed": cfg.seed}
+        if benchmarks.is_network_file(cfg.network):  # keyed by content, evaluated from anywhere
+            network_ref = str(Path(cfg.network).resolve())
+            params.update(network=network_ref, sha256=file_sha256(network_ref))
 
         def compute():
-            network = _module("pipeline.benchmarks", "data").load_network(cfg.network)
+            network = benchmarks.load_network(network_ref)
             sampling = _module("pipeline.sampling", "data")
             dataset = sampling.forward_sample(network, cfg.rows, cfg.seed)
-            return {"data": dataset.to_frame()}, _data_meta(dataset, cfg.network)
+            return {"data": dataset.to_frame()}, _data_meta(dataset, network_ref)
 
     else:
         path = Path(str(cfg.data))

@@ -90,6 +90,28 @@ def test_user_data_file_has_no_truth(capsys, dirs, tmp_path):
     assert "no true network" in out and "SHD" not in out
 
 
+def test_network_from_a_bif_file_is_sampled_and_evaluated(capsys, dirs, tmp_path, monkeypatch):
+    from pipeline.benchmarks import load_network
+    from pipeline.bif import write_bif
+
+    net = load_network("asia")
+    write_bif(net, tmp_path / "mine.bif")
+    monkeypatch.chdir(tmp_path)  # a relative path, as a user types it
+    argv = ["--network", "mine.bif", "--rows", "400", *dirs]
+    status, out, err = run(capsys, *argv)
+    assert status == 0, err
+    lines = _stage_lines(out)
+    assert "SHD" in lines["evaluate"]
+    folders = list((tmp_path / "out").iterdir())
+    assert len(folders) == 1 and folders[0].name.startswith("mine-")
+    status, same, _ = run(capsys, "--network", "asia", "--rows", "400", "--stage", "data", *dirs)
+    assert _stage_lines(same)["data"].split()[2] != "cached"  # keyed by file content, not name
+    net.cpts[0][:] = [0.5, 0.5]  # an edited file is a new network: its data are sampled again
+    write_bif(net, tmp_path / "mine.bif")
+    status, again, _ = run(capsys, *argv, "--stage", "data")
+    assert status == 0 and "cached" not in _stage_lines(again)["data"]
+
+
 def test_no_cache_recomputes_and_writes_nothing(capsys, tmp_path):
     argv = ["--network", "cancer", "--rows", "200", "--stage", "data", "--no-cache",
             "--cache-dir", str(tmp_path / "c")]
@@ -103,6 +125,7 @@ def test_no_cache_recomputes_and_writes_nothing(capsys, tmp_path):
     "argv, message",
     [
         (["--network", "nosuchnet"], "known networks: alarm"),
+        (["--network", "/nonexistent/net.bif"], "network file not found"),
         (["--data", "/nonexistent/file.csv"], "not found"),
         (["--network", "asia", "--alpha", "1.5"], "--alpha must lie strictly between 0 and 1"),
         (["--network", "asia", "--alpha", "0"], "--alpha"),
@@ -133,6 +156,14 @@ def test_data_error_is_one_line(capsys, dirs, tmp_path):
     pd.DataFrame({"a": ["x", None, "y"], "b": ["u", "v", "u"]}).to_csv(path, index=False)
     status, _, err = run(capsys, "--data", str(path), *dirs)
     assert status == 2 and "'a'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_malformed_network_file_is_one_line_error(capsys, dirs, tmp_path):
+    path = tmp_path / "bad.bif"
+    path.write_text("network x { }\nvariable a { type discrete [ 2 ] { y, n }; }\n"
+                    "probability ( a ) { table 0.5; }\n")
+    status, _, err = run(capsys, "--network", str(path), *dirs)
+    assert status == 2 and "line 3" in err and len(err.strip().splitlines()) == 1
 
 
 def test_unwritable_cache_dir(capsys, tmp_path):

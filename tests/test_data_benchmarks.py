@@ -35,3 +35,18 @@ def test_network_summary_rows():
     assert list(rows) == list_networks()
     assert rows["alarm"] == {"name": "alarm", "n_vars": 37, "n_edges": 46, "max_in_degree": 4, "max_states": 4}
     assert rows["asia"]["max_in_degree"] == 2 and rows["mildew"]["max_states"] == 100
+
+
+def test_a_bif_file_is_a_network(tmp_path):
+    from pipeline.bif import write_bif
+
+    path = tmp_path / "Mine.BIF.GZ"
+    write_bif(load_network("asia"), path)
+    mine = load_network(str(path))
+    asia = load_network("asia")
+    assert mine.variables == asia.variables and mine.parents == asia.parents
+    np.testing.assert_allclose(mine.cpts[7], asia.cpts[7])
+    with pytest.raises(UnknownNetworkError, match="network file not found: .*gone.bif"):
+        load_network(str(tmp_path / "gone.bif"))
+    with pytest.raises(UnknownNetworkError, match="or give a BIF file"):
+        load_network(str(tmp_path / "Mine"))  # a path without the BIF ending is a name

@@ -80,6 +80,21 @@ def test_bad_grid_files(text, message):
         parse_grid(text)
 
 
+def test_network_files_are_found_next_to_the_grid_file(tmp_path, monkeypatch):
+    from pipeline.benchmarks import load_network
+    from pipeline.bif import write_bif
+
+    (tmp_path / "nets").mkdir()
+    write_bif(load_network("cancer"), tmp_path / "nets" / "mine.bif")
+    path = tmp_path / "grid.toml"
+    path.write_text('networks = ["nets/mine.bif", "asia"]')
+    monkeypatch.chdir(tmp_path / "nets")  # not where the grid file is
+    grid = load_grid(path)
+    assert [c.network for c in grid.configs] == [str(tmp_path / "nets" / "mine.bif"), "asia"]
+    with pytest.raises(GridError, match="network file not found: .*gone.bif"):
+        parse_grid('networks = ["gone.bif"]', base_dir=tmp_path)
+
+
 def test_process_pool_grid_then_resume_computes_nothing(tmp_path, capsys):
     path = _write(tmp_path, SMALL)
     cache_dir, out_dir = tmp_path / "cache", tmp_path / "out"
