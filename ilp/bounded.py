@@ -12,6 +12,7 @@ search starts from the relaxation's bound instead of its own (much weaker) LP bo
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 from pyscipopt import quicksum
@@ -89,7 +90,8 @@ def solve_bounded_treewidth(
             res, via_relaxation = first, True
             logger.info("the unbounded optimum has treewidth <= %d: it is the bounded optimum", k)
         else:
-            bound = first.dual_bound + 1e-9 * max(1.0, abs(first.dual_bound))
+            if math.isfinite(first.dual_bound):
+                bound = first.dual_bound + 1e-9 * max(1.0, abs(first.dual_bound))
             if time_limit is not None:
                 time_limit = max(time_limit - sum(first.times.values()), time_limit / 4)
     if res is None:

@@ -43,7 +43,7 @@ def check_width(k, n: int) -> int:
     if k > n - 1:
         raise TreewidthInputError(
             f"treewidth bound k={k} exceeds n - 1 = {n - 1} (every graph on {n} vertices has "
-            f"treewidth <= {n - 1}); use k <= {n - 1} or the unbounded solve_ilp"
+            f"treewidth <= {n - 1}); use k <= {n - 1}, or no treewidth bound"
         )
     return int(k)
 

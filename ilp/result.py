@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,13 +17,19 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _finite(value: float) -> float | None:
+    """JSON has no infinity: an unbounded dual bound or gap is written as null."""
+    return float(value) if math.isfinite(value) else None
+
+
 @dataclass
 class ILPResult:
     """A learned DAG with its objective and the solver's proof status.
 
     ``dag[i, j]`` is True iff ``i -> j``; ``parent_sets[v]`` are the sorted parents of ``v``;
     ``objective`` is the table score of the DAG (``ScoreTable.score_of``); ``dual_bound`` is
-    SCIP's upper bound on the optimum and ``gap`` the relative gap (0 when proved optimal);
+    SCIP's upper bound on the optimum and ``gap`` the relative gap (0 when proved optimal; both
+    ``inf`` when SCIP stopped before it had a bound);
     ``status`` is SCIP's status (``"optimal"``, ``"timelimit"``, ...); ``times`` holds seconds for
     ``build`` (validation and model) and ``solve``; ``stats`` holds node, LP-iteration and cut
     counts (cuts by kind: ``integral_cuts`` from cyclic integral solutions, ``greedy_cuts``,
@@ -52,8 +60,8 @@ class ILPResult:
         return {
             "status": self.status,
             "objective": self.objective,
-            "dual_bound": self.dual_bound,
-            "gap": self.gap,
+            "dual_bound": _finite(self.dual_bound),
+            "gap": _finite(self.gap),
             "n_vars": len(self.parent_sets),
             "n_edges": int(self.dag.sum()),
             "parent_sets": [list(map(int, ps)) for ps in self.parent_sets],

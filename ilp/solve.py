@@ -11,6 +11,7 @@ the root), light presolving, cheap branching.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -181,6 +182,8 @@ def solve_ilp(
         raise ILPSolveError("SCIP returned a cyclic graph")
     objective = table.score_of(parent_sets)
     dual = float(model.getDualbound())
+    if model.isInfinity(abs(dual)):  # stopped before the root LP gave a bound
+        dual = math.inf
     gap = 0.0 if status == "optimal" else max(0.0, (dual - objective) / max(abs(objective), 1e-12))
     stats = {
         "n_vars": problem.n,

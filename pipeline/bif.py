@@ -38,6 +38,7 @@ _WORD = re.compile(r'"((?:[^"\\\n]|\\.)*)"|(' + _BARE + ")")
 _BARE_FULL = re.compile(_BARE)
 _ESCAPE = re.compile(r"\\(.)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_PROPERTY = re.compile(r'(?:"(?:[^"\\]|\\.)*"|[^";])*;', re.S)  # up to a ';' outside quotes
 
 
 class BIFError(ValueError):
@@ -104,6 +105,14 @@ class _Cursor:
             raise self.error(f"expected {char!r} {context}, found end of file")
         self.pos = end + 1
         return self.text[start:end], start
+
+    def property_text(self, context: str) -> None:
+        """Consume the text of a ``property`` statement up to its ';' (quoted text may hold ';')."""
+        self.skip()
+        m = _PROPERTY.match(self.text, self.pos)
+        if m is None:
+            raise self.error(f"expected ';' {context}, found end of file")
+        self.pos = m.end()
 
     def name_list(self, close: str, what: str) -> list[str]:
         """Comma-separated names up to the closing character (consumed)."""
@@ -197,7 +206,7 @@ def _skip_properties(cur: _Cursor, context: str) -> None:
     while not cur.accept("}"):
         if cur.word(f"'property' or '}}' in the {context}") != "property":
             raise cur.error(f"expected 'property' or '}}' in the {context}")
-        cur.until(";", f"to end the property in the {context}")
+        cur.property_text(f"to end the property in the {context}")
 
 
 def _parse_variable(cur: _Cursor, vname: str) -> list[str]:
@@ -207,7 +216,7 @@ def _parse_variable(cur: _Cursor, vname: str) -> list[str]:
         pos = cur.pos
         kw = cur.word(f"'type', 'property' or '}}' in variable {vname!r}")
         if kw == "property":
-            cur.until(";", f"to end the property of {vname!r}")
+            cur.property_text(f"to end the property of {vname!r}")
             continue
         if kw != "type":
             raise cur.error(f"expected 'type', 'property' or '}}' in variable {vname!r}, found {kw!r}", pos)
@@ -283,7 +292,7 @@ def _parse_probability(cur, index, variables, states, state_index):
         pos = cur.pos
         kw = cur.word(f"'(', 'table', 'default', 'property' or '}}' {context}")
         if kw == "property":
-            cur.until(";", f"to end the property {context}")
+            cur.property_text(f"to end the property {context}")
         elif kw in ("table", "default"):
             values, vpos = cur.numbers(context)
             expected = q * r if kw == "table" else r

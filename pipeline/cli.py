@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -204,6 +205,8 @@ def setup_logging(quiet: bool, debug: bool) -> None:
     """Warnings and errors on stderr; everything with --debug (--quiet only hides progress bars)."""
     level = logging.DEBUG if debug else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr, force=True)
+    if not debug:  # warnings as one line each, without the library's source line
+        warnings.formatwarning = lambda message, category, *_args, **_kw: f"WARNING: {message}\n"
 
 
 def show_progress(quiet: bool) -> bool:

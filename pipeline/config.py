@@ -19,6 +19,7 @@ Solvers: ``ilp`` (exact; with ``treewidth`` the exact treewidth-bounded ILP, wit
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -68,22 +69,21 @@ class RunConfig:
         _choice("test", self.test, TESTS)
         _choice("score", self.score, SCORES)
         _choice("solver", self.solver, SOLVERS)
-        if not isinstance(self.rows, int) or self.rows < 1:
-            raise ConfigError(f"--rows must be a positive integer, got {self.rows!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ConfigError(f"--seed must be a non-negative integer, got {self.seed!r}")
-        if not 0.0 < float(self.alpha) < 1.0:
+        _check_int("--rows", self.rows, 1)
+        _check_int("--seed", self.seed, 0)
+        alpha = _number("--alpha", self.alpha)
+        if not 0.0 < alpha < 1.0:
             raise ConfigError(f"--alpha must lie strictly between 0 and 1, got {self.alpha!r}")
-        if self.max_order is not None and (not isinstance(self.max_order, int) or self.max_order < 0):
-            raise ConfigError(f"--max-order must be a non-negative integer or 'none', got {self.max_order!r}")
-        if self.palim is not None and (not isinstance(self.palim, int) or self.palim < 0):
-            raise ConfigError(f"--palim must be a non-negative integer or 'none', got {self.palim!r}")
-        if not float(self.ess) > 0.0:
-            raise ConfigError(f"--ess must be positive, got {self.ess!r}")
-        if isinstance(self.candidates, bool) or not isinstance(self.candidates, int) or self.candidates < 1:
-            raise ConfigError(f"--candidates must be a positive integer, got {self.candidates!r}")
-        if self.time_limit is not None and not float(self.time_limit) > 0.0:
-            raise ConfigError(f"--time-limit must be positive, got {self.time_limit!r}")
+        _check_int("--max-order", self.max_order, 0, none_ok=True)
+        _check_int("--palim", self.palim, 0, none_ok=True)
+        ess = _number("--ess", self.ess)
+        if not 0.0 < ess < math.inf:
+            raise ConfigError(f"--ess must be a positive finite number, got {self.ess!r}")
+        _check_int("--candidates", self.candidates, 1)
+        time_limit = None if self.time_limit is None else _number("--time-limit", self.time_limit)
+        if time_limit is not None and not 0.0 < time_limit < math.inf:
+            raise ConfigError(f"--time-limit must be a positive finite number of seconds (omit it for no "
+                              f"limit), got {self.time_limit!r}")
         self._check_solver_options()
         return replace(
             self,
@@ -91,17 +91,14 @@ class RunConfig:
             test=self.test.lower(),
             score=self.score.lower(),
             solver=self.solver.lower(),
-            alpha=float(self.alpha),
-            ess=float(self.ess),
-            time_limit=None if self.time_limit is None else float(self.time_limit),
+            alpha=alpha,
+            ess=ess,
+            time_limit=time_limit,
         )
 
     def _check_solver_options(self) -> None:
         solver = self.solver.lower()
-        if self.treewidth is not None and (
-            isinstance(self.treewidth, bool) or not isinstance(self.treewidth, int) or self.treewidth < 1
-        ):
-            raise ConfigError(f"--treewidth must be a positive integer, got {self.treewidth!r}")
+        _check_int("--treewidth", self.treewidth, 1, none_ok=True)
         if solver in TREEWIDTH_SOLVERS and self.treewidth is None:
             raise ConfigError(f"--solver {solver} needs a treewidth bound: add --treewidth K (K >= 1)")
         if self.treewidth is not None and solver not in TABLE_SOLVERS:
@@ -131,7 +128,25 @@ class RunConfig:
     @property
     def source_name(self) -> str:
         """Short label of the data source (network name, or network or data file stem)."""
-        return Path(str(self.network if self.network is not None else self.data)).name.split(".")[0]
+        name = Path(str(self.network if self.network is not None else self.data)).name
+        return name.lstrip(".").split(".")[0] or "data"
+
+
+def _check_int(option: str, value: Any, minimum: int, none_ok: bool = False) -> None:
+    """An int (not a bool) of at least ``minimum`` (0 or 1), or ``None`` when ``none_ok``."""
+    if value is None and none_ok:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        kind = "a positive integer" if minimum == 1 else "a non-negative integer"
+        alternative = " or 'none'" if none_ok else ""
+        raise ConfigError(f"{option} must be {kind}{alternative}, got {value!r}")
+
+
+def _number(option: str, value: Any) -> float:
+    """``value`` as a float; a bool, a string or anything else not a real number is refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{option} must be a number, got {value!r}")
+    return float(value)
 
 
 def _choice(option: str, value: Any, choices: tuple[str, ...]) -> None:

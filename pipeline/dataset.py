@@ -109,8 +109,9 @@ class Dataset:
             raise DataError(f"column {self.names[j]!r} has a code beyond its {len(self.states[j])} states")
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame) -> "Dataset":
-        """Discretised dataset from a DataFrame (rules in the module docstring)."""
+    def from_frame(cls, frame: pd.DataFrame, warn: bool = True) -> "Dataset":
+        """Discretised dataset from a DataFrame (rules in the module docstring); ``warn``: a
+        :class:`DataWarning` names the columns with a single state."""
         if frame.shape[0] == 0 or frame.shape[1] == 0:
             raise DataError(f"empty data: {frame.shape[0]} rows, {frame.shape[1]} columns")
         names = [str(c) for c in frame.columns]
@@ -119,6 +120,11 @@ class Dataset:
             raise DataError(f"duplicate column names: {', '.join(repr(d) for d in dups)}")
         columns = [_encode_column(name, column) for name, (_, column) in zip(names, frame.items())]
         states = [s for _, s in columns]
+        constant = [f"{name!r} ({s[0]!r})" for name, s in zip(names, states) if len(s) == 1]
+        if warn and constant:
+            warnings.warn(f"{len(constant)} column(s) with a single state carry no information: "
+                          f"{', '.join(constant[:10])}{' ...' if len(constant) > 10 else ''}",
+                          DataWarning, stacklevel=2)
         codes = np.empty(frame.shape[::-1], dtype=code_dtype(max(len(s) for s in states)))
         for j, (column_codes, _) in enumerate(columns):
             codes[j] = column_codes
@@ -148,14 +154,20 @@ def _encode_column(name: str, column: pd.Series) -> tuple[np.ndarray, list[str]]
     if categorical:
         states = [str(c) for c in column.cat.categories]
     else:
-        values = pd.unique(column.to_numpy())
+        try:
+            values = pd.unique(column.to_numpy())
+        except TypeError:  # lists, dicts or arrays in the cells
+            raise DataError(f"column {name!r} holds values that are not single states "
+                            f"(e.g. {column.iloc[0]!r})") from None
         order, states = _order_states(name, values, column.dtype)
         codes = pd.Categorical(column, categories=values[order]).codes
     if len(set(states)) != len(states):
         raise DataError(f"column {name!r}: distinct values with the same text {sorted(states)}")
-    if len(states) == 1:
-        warnings.warn(f"column {name!r} has a single state {states[0]!r}; it carries no information",
-                      DataWarning, stacklevel=2)
+    stripped = Counter(state.strip() for state in states)
+    padded = sorted(state for state in states if stripped[state.strip()] > 1)
+    if padded:
+        raise DataError(f"column {name!r}: states that differ only in surrounding spaces {padded}; "
+                        "clean the file (e.g. no space after the separator)")
     return codes, states
 
 
@@ -166,6 +178,8 @@ def _order_states(name: str, values: np.ndarray, dtype) -> tuple[np.ndarray, lis
         return order, [str(bool(v)) for v in values[order]]
     if dtype.kind in "iuf":
         numbers = values.astype(np.float64)
+        if not np.isfinite(numbers).all():
+            raise DataError(f"column {name!r} holds infinite values; discrete states must be finite")
         _check_discrete(name, numbers)
         order = np.argsort(numbers, kind="stable")
         integral = dtype.kind in "iu" or bool(np.all(numbers == np.round(numbers)))
@@ -230,6 +244,11 @@ def read_dataset(path: str | Path) -> Dataset:
             frame = pd.read_feather(path)
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise DataError(f"{path}: cannot read {fmt} file: {exc}") from exc
+    if fmt == "csv" and frame.shape[1] == 1:
+        sep = next((c for c in ";\t|" if c in str(frame.columns[0])), None)
+        if sep is not None:
+            raise DataError(f"{path}: one column named {frame.columns[0]!r}: the file seems separated by "
+                            f"{sep!r}, but CSV files must be separated by commas")
     try:
         dataset = Dataset.from_frame(frame)
     except DataError as exc:

@@ -9,7 +9,9 @@ imported only when asked for, with a clear error when missing.
 from __future__ import annotations
 
 import logging
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
 
 logger = logging.getLogger(__name__)
@@ -22,8 +24,17 @@ class ExecutorError(RuntimeError):
     """An execution engine that cannot be started (missing package, bad address)."""
 
 
+class WorkerDied(RuntimeError):
+    """The worker process running a job ended abruptly (killed, out of memory, a crash in compiled code)."""
+
+
 class LocalExecutor:
-    """Runs jobs in this process (``jobs == 1``) or in a pool of ``jobs`` worker processes."""
+    """Runs jobs in this process (``jobs == 1``) or in a pool of ``jobs`` worker processes.
+
+    At most ``jobs`` jobs are in flight.  A worker that dies breaks the whole pool; the jobs that
+    were in flight are then run again one at a time in a fresh pool, so the job that killed its
+    worker is recorded as failed (:class:`WorkerDied`) and every other job still runs.
+    """
 
     def __init__(self, jobs: int = 1):
         self.jobs = max(1, int(jobs))
@@ -37,14 +48,33 @@ class LocalExecutor:
                 except Exception as exc:  # recorded by the caller; the grid goes on
                     yield i, None, exc
             return
+        todo = deque(enumerate(arg_list))
+        alone: deque[tuple[int, tuple]] = deque()  # in flight when a worker died: one at a time
+        running: dict[Future, tuple[int, tuple]] = {}
         self._pool = ProcessPoolExecutor(max_workers=self.jobs)
-        futures = {self._pool.submit(fn, *args): i for i, args in enumerate(arg_list)}
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        while todo or alone or running:
+            source, limit = (alone, 1) if alone else (todo, self.jobs)
+            while source and len(running) < limit:
+                i, args = source.popleft()
+                running[self._pool.submit(fn, *args)] = (i, args)
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            if any(isinstance(fut.exception(), BrokenProcessPool) for fut in done):
+                broken = sorted(running.values())
+                running.clear()
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+                if len(broken) == 1:
+                    yield broken[0][0], None, WorkerDied(
+                        "the worker process running this job died (killed, out of memory, or a crash "
+                        "in compiled code)")
+                else:
+                    logger.warning("a worker process died; re-running its %d jobs one at a time", len(broken))
+                    alone.extend(broken)
+                continue
             for fut in done:
+                i, _ = running.pop(fut)
                 exc = fut.exception()
-                yield futures[fut], (None if exc else fut.result()), exc
+                yield i, (None if exc else fut.result()), exc
 
     def close(self, cancel: bool = False) -> None:
         if self._pool is not None:

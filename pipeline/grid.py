@@ -37,6 +37,7 @@ import argparse
 import contextlib
 import itertools
 import logging
+import re
 import time
 import tomllib
 from dataclasses import dataclass, replace
@@ -97,6 +98,9 @@ class Grid:
     score_groups: int = 1
 
 
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+
+
 def _as_list(key: str, value: Any) -> list[Any]:
     values = value if isinstance(value, list) else [value]
     if not values:
@@ -154,8 +158,11 @@ def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Gri
     groups = spec.get("score_groups", 1)
     if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
         raise GridError(f"grid key 'score_groups' must be a positive integer, got {groups!r}")
-    return Grid(name=str(spec.get("name", name)), configs=tuple(configs), baseline=baseline,
-                score_groups=groups)
+    grid_name = spec.get("name", re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "grid")
+    if not isinstance(grid_name, str) or not _NAME.fullmatch(grid_name):
+        raise GridError(f"grid key 'name' must be letters, digits, '.', '_' or '-' (it names the results "
+                        f"folder grid-<name>), got {grid_name!r}")
+    return Grid(name=grid_name, configs=tuple(configs), baseline=baseline, score_groups=groups)
 
 
 def load_grid(path: str | Path) -> Grid:

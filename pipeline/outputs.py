@@ -4,7 +4,8 @@
 * ``network.dot``: Graphviz drawing of its CPDAG (compelled arcs vs reversible edges);
 * ``network.bif``: the DAG with CPTs fitted to the data (``pipeline.parameters.fit_cpts``,
   Bayesian with a BDeu-consistent Dirichlet prior by default, or maximum likelihood);
-* ``model.txt``: bnlearn model string ``[A][B|A]...``;
+* ``model.txt``: bnlearn model string ``[A][B|A]...`` (left out, with a warning, when a variable
+  name holds one of ``[ ] | :``);
 * ``result.json``: configuration, per-stage times and counts, solver result, evaluation.
 """
 
@@ -21,15 +22,18 @@ from .stages import dag_of, dataset_of, names_of
 
 logger = logging.getLogger(__name__)
 
-def output_folder(base: Path, cfg: RunConfig, artifacts: Mapping[str, Artifact]) -> Path:
-    """``<base>/<network or file stem>-<first 10 hex digits of the solve key>``."""
-    return base / f"{cfg.source_name}-{artifacts['solve'].key[:10]}"
+def output_folder(base: Path, cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method: str = "bayes") -> Path:
+    """``<base>/<network or file stem>-<first 10 hex digits of the solve key>``, with ``-mle``
+    appended for maximum-likelihood CPTs (so neither estimate overwrites the other)."""
+    suffix = "" if cpt_method == "bayes" else f"-{cpt_method}"
+    return base / f"{cfg.source_name}-{artifacts['solve'].key[:10]}{suffix}"
 
 
-def result_record(cfg: RunConfig, artifacts: Mapping[str, Artifact]) -> dict[str, Any]:
+def result_record(cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method: str = "bayes") -> dict[str, Any]:
     """Everything about a run as one JSON-serialisable dict."""
     return {
         "config": cfg.as_dict(),
+        "cpt": cpt_method,
         "stages": {
             name: {"key": art.key, "seconds": art.seconds, "cached": art.cached, "meta": art.meta}
             for name, art in artifacts.items()
@@ -45,22 +49,28 @@ def write_outputs(
     CPTs are fitted by ``cpt_method``: ``"bayes"`` (BDeu-consistent Dirichlet prior with the
     run's equivalent sample size) or ``"mle"`` (maximum likelihood).
     """
+    from graphs.dag import GraphError
     from graphs.export import to_dot, to_edge_frame, to_model_string
     from graphs.pdag import dag_to_cpdag
 
     from .bif import write_bif
     from .parameters import fit_cpts
 
-    folder = output_folder(base, cfg, artifacts)
+    folder = output_folder(base, cfg, artifacts, cpt_method)
     folder.mkdir(parents=True, exist_ok=True)
     dag = dag_of(artifacts["solve"])
     names = names_of(artifacts["data"])
     to_edge_frame(dag, names).to_csv(folder / "edges.csv", index=False)
     (folder / "network.dot").write_text(to_dot(dag_to_cpdag(dag), names))
-    (folder / "model.txt").write_text(to_model_string(dag, names) + "\n")
+    try:
+        (folder / "model.txt").write_text(to_model_string(dag, names) + "\n")
+    except GraphError as exc:  # variable names with [ ] | : have no model string; the rest is written
+        (folder / "model.txt").unlink(missing_ok=True)
+        logger.warning("model.txt not written: %s", exc)
     dataset = dataset_of(artifacts["data"])
     network = fit_cpts(dag, dataset, method=cpt_method, ess=cfg.ess, name=cfg.source_name)
     write_bif(network, folder / "network.bif")
-    (folder / "result.json").write_text(json.dumps(result_record(cfg, artifacts), indent=1, default=str))
+    record = result_record(cfg, artifacts, cpt_method)
+    (folder / "result.json").write_text(json.dumps(record, indent=1, default=str))
     logger.info("wrote %s", folder)
     return folder

@@ -159,12 +159,20 @@ TABLE_COLUMNS = [
 ]
 
 
+#: columns the report reads (a results table of ``run.py grid`` has them all)
+REPORTED_COLUMNS = ("network", "status", "t_hybrid", "t_unrestricted", "n_pairs", "n_allowed", "f1",
+                    "f1_vs_unrestricted")
+#: run parameters that tell the lines of a sweep figure apart when they vary (seeds are averaged)
+LINE_PARAMETERS = ("rows", "method", "candidates", "test", "alpha", "max_order", "score", "ess", "palim",
+                   "solver", "treewidth", "sges_bound", "within_bags", "time_limit")
+
+
 def read_results(path: Path) -> pd.DataFrame:
     """A results table written by ``run.py grid`` (parquet or CSV)."""
     if not path.is_file():
         raise FileNotFoundError(f"results file not found: {path}")
     frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    missing = {"network", "status", "t_hybrid"} - set(frame.columns)
+    missing = set(REPORTED_COLUMNS) - set(frame.columns)
     if missing:
         raise ValueError(f"{path} is not a grid results table (missing columns {sorted(missing)})")
     frame = frame.copy()
@@ -183,6 +191,8 @@ def _cell(value: Any) -> str:
 def markdown_table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> str:
     """A GitHub-flavoured Markdown table of the given (column, header) pairs that exist and vary."""
     cols = [(c, h) for c, h in columns if c in frame.columns and frame[c].notna().any()]
+    if frame.empty or not cols:
+        return "(none)"
     lines = ["| " + " | ".join(h for _, h in cols) + " |", "|" + "---|" * len(cols)]
     for _, row in frame.iterrows():
         lines.append("| " + " | ".join(_cell(row[c]) for c, _ in cols) + " |")
@@ -190,14 +200,40 @@ def markdown_table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> s
 
 
 def _sweep_groups(frame: pd.DataFrame, param: str) -> list[tuple[str, pd.DataFrame]]:
-    """Per network, the rows of the successful jobs when ``param`` takes several values."""
-    ok = frame[~frame["status"].isin(["error", "missing"]) & frame[param].notna()]
-    return [(str(net), g.sort_values(param)) for net, g in ok.groupby("network", sort=True)
-            if g[param].nunique() > 1]
+    """The lines of a sweep over ``param``: the finished jobs of one network and one value of every
+    other varying parameter (seeds are averaged), when ``param`` takes several values there."""
+    ok = frame[~frame["status"].isin(["error", "missing"])]
+    others = [c for c in LINE_PARAMETERS if c != param and c in ok.columns
+              and ok[c].astype(str).nunique() > 1]
+    groups = []
+    for keys, g in ok.groupby(["network", *others], sort=True, dropna=False):
+        if g[param].astype(str).nunique() > 1:
+            label = ", ".join([str(keys[0]), *(f"{c}={_value_label(v)}" for c, v in zip(others, keys[1:]))])
+            groups.append((label, g))
+    return groups
+
+
+def _value_label(value: Any) -> str:
+    if pd.isna(value):
+        return "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _sweep_axis(values: pd.Series) -> tuple[pd.Series, list[float], list[str]]:
+    """x positions of a parameter's values: the numbers themselves, and 'none' (no bound, for the
+    order and the parent limit) one step right of the largest."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    finite = sorted(numbers.dropna().unique())
+    if numbers.notna().all():
+        return numbers, finite, [_value_label(v) for v in finite]
+    step = (finite[-1] - finite[0]) / max(len(finite) - 1, 1) if len(finite) > 1 else 1.0
+    none_at = (finite[-1] if finite else 0.0) + step
+    return numbers.fillna(none_at), [*finite, none_at], [*(_value_label(v) for v in finite), "none"]
 
 
 def sweep_figure(frame: pd.DataFrame, param: str, path: Path) -> Path | None:
-    """Three panels against ``param``: edges removed, F-scores, times (one line per network)."""
+    """Three panels against ``param``: edges removed, F-scores, times (one line per network and
+    setting of the other varying parameters, averaged over seeds)."""
     groups = _sweep_groups(frame, param)
     if not groups:
         return None
@@ -207,21 +243,26 @@ def sweep_figure(frame: pd.DataFrame, param: str, path: Path) -> Path | None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
-    for k, (net, g) in enumerate(groups):
-        agg = g.groupby(param).mean(numeric_only=True).reset_index()
+    ticks: dict[float, str] = {}
+    for k, (label, g) in enumerate(groups):
+        x, positions, labels = _sweep_axis(g[param])
+        ticks.update(zip(positions, labels))
+        agg = g.assign(_x=x).groupby("_x").mean(numeric_only=True).reset_index()
         style = {"color": f"C{k % 10}"}
-        axes[0].plot(agg[param], agg["edges_removed"], marker="o", label=net, **style)
-        axes[1].plot(agg[param], agg["f1_vs_unrestricted"], marker="o", label=f"{net} vs G_score", **style)
-        axes[1].plot(agg[param], agg["f1"], marker="x", linestyle="--", label=f"{net} vs truth", **style)
-        axes[2].plot(agg[param], agg["t_hybrid"], marker="o", label=f"{net} hybrid", **style)
+        axes[0].plot(agg["_x"], agg["edges_removed"], marker="o", label=label, **style)
+        axes[1].plot(agg["_x"], agg["f1_vs_unrestricted"], marker="o", label=f"{label} vs G_score", **style)
+        axes[1].plot(agg["_x"], agg["f1"], marker="x", linestyle="--", label=f"{label} vs truth", **style)
+        axes[2].plot(agg["_x"], agg["t_hybrid"], marker="o", label=f"{label} hybrid", **style)
         if agg["t_unrestricted"].notna().any():
-            axes[2].plot(agg[param], agg["t_unrestricted"], marker="x", linestyle="--",
-                         label=f"{net} score only", **style)
+            axes[2].plot(agg["_x"], agg["t_unrestricted"], marker="x", linestyle="--",
+                         label=f"{label} score only", **style)
     titles = ("edges removed by the restriction", "skeleton F-score", "time (s)")
     for ax, title in zip(axes, titles):
         ax.set_xlabel(SWEEPS[param])
         ax.set_title(title)
         ax.grid(alpha=0.3)
+        if "none" in ticks.values():
+            ax.set_xticks(list(ticks), list(ticks.values()))
     axes[1].set_ylim(0, 1.05)
     axes[2].legend(fontsize=7)
     axes[1].legend(fontsize=7)

@@ -88,7 +88,7 @@ def _data_meta(dataset, network: str | None) -> dict[str, Any]:
 
 def dataset_of(art: Artifact):
     """The :class:`pipeline.dataset.Dataset` stored in a data artifact."""
-    return _module("pipeline.dataset", "data").Dataset.from_frame(art.frames["data"])
+    return _module("pipeline.dataset", "data").Dataset.from_frame(art.frames["data"], warn=False)
 
 
 # ----------------------------------------------------------------------------------- restrict

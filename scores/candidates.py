@@ -350,11 +350,12 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                     max_big = min(q_s_full * r - 1, n // (small_max + 1))
                     bits_ready = q_s_full * r <= cell_cap and WORD_COST * max_big * n_words <= ROW_COST * n
                     cells_ready = False
-                    binary_prefix = nv <= 2 and cube_index[x] >= 0
-                    for t in range(nv):
-                        prefix_bin[t] = cube_index[prefix_vars[t]]
-                        binary_prefix = binary_prefix and prefix_bin[t] >= 0
-                    prefix_bin[nv] = cube_index[x]
+                    binary_prefix = nv <= 2 and cube_index[x] >= 0  # prefix_bin holds 3 cube indices
+                    if binary_prefix:
+                        for t in range(nv):
+                            prefix_bin[t] = cube_index[prefix_vars[t]]
+                            binary_prefix = binary_prefix and prefix_bin[t] >= 0
+                        prefix_bin[nv] = cube_index[x]
                     if binary_prefix:
                         binary_prefix_cells(cube, bits, offsets, prefix_vars[:nv], x, prefix_bin, n, lut, cell_size,
                                             ones)

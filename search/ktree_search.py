@@ -358,7 +358,8 @@ def anytime_search(
     progress: bool,
     name: str,
 ) -> BoundedResult:
-    """Explore order classes until the time limit, ``max_orders`` or exhaustion, keeping the best DAG.
+    """Explore order classes until the time limit (one order is always tried), ``max_orders``
+    or exhaustion, keeping the best DAG.
 
     ``solve_order(ctx, order, best_score)`` returns the DAG of one order (or ``None``); ``best_score``
     is the incumbent (``-inf`` at first), which a solver may use to prune. Without ``time_limit`` and
@@ -382,7 +383,7 @@ def anytime_search(
         if max_orders is not None and n_orders >= max_orders:
             status = "max_orders"
             break
-        if not ctx.time_left():
+        if n_orders and not ctx.time_left():  # the first order is always tried
             status = "time_limit"
             break
         order = sampler.next()
@@ -400,8 +401,9 @@ def anytime_search(
             logger.info("%s: order %d improves to %.6f", name, n_orders, sol.score)
     bar.close()
     if best is None:
-        raise BoundedSearchError(
-            f"no treewidth-{k} DAG found in {n_orders} orders: some child lacks a usable parent set")
+        why = ("the time limit was reached" if status == "time_limit"
+               else "some child lacks a usable parent set")
+        raise BoundedSearchError(f"no treewidth-{k} DAG found in {n_orders} orders: {why}")
     stats = {"duplicates_rejected": sampler.n_duplicates, "order_classes": sampler.total,
              "history": history, **ctx.counters}
     return finish(table, k, best, best_order, n_orders, time.perf_counter() - start, status, stats)

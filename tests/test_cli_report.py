@@ -50,3 +50,38 @@ def test_report_bad_input(tmp_path, capsys):
     pd.DataFrame({"a": [1]}).to_csv(other, index=False)
     assert main(["report", str(other)]) == 2
     assert "not a grid results table" in capsys.readouterr().err
+
+
+def test_sweep_lines_keep_other_parameters_apart_and_show_none():
+    from pipeline.report import _sweep_axis, _sweep_groups
+
+    rows = [{"network": "asia", "status": "optimal", "alpha": alpha, "palim": palim, "seed": seed,
+             "f1": 0.5, "t_hybrid": 1.0}
+            for alpha in (0.01, 0.05) for palim in (2, 3, None) for seed in (0, 1)]
+    frame = pd.DataFrame(rows)
+    groups = _sweep_groups(frame, "palim")
+    assert [label for label, _ in groups] == ["asia, alpha=0.01", "asia, alpha=0.05"]
+    assert all(len(g) == 6 for _, g in groups)  # both seeds of the three limits
+    x, positions, labels = _sweep_axis(groups[0][1]["palim"])
+    assert labels == ["2", "3", "none"] and positions == [2.0, 3.0, 4.0]
+    assert sorted(set(x)) == positions
+    by_palim = _sweep_groups(frame, "alpha")
+    assert [label for label, _ in by_palim] == ["asia, palim=2", "asia, palim=3", "asia, palim=none"]
+
+
+def test_report_of_a_grid_without_finished_jobs(tmp_path):
+    results = tmp_path / "results.parquet"
+    frame = pd.DataFrame([{"job": 0, "network": "asia", "status": "missing"},
+                          {"job": 1, "network": "asia", "status": "error", "error": "boom"}])
+    frame.reindex(columns=RESULT_COLUMNS).to_parquet(results)
+    assert main(["report", str(results)]) == 0
+    md = (tmp_path / "report.md").read_text()
+    assert "2 jobs, 0 finished, 1 failed, 1 not run" in md
+    assert "## Results\n\n(none)\n" in md and "|  |" not in md
+
+
+def test_report_names_missing_columns(tmp_path, capsys):
+    results = tmp_path / "results.csv"
+    _results(tmp_path / "r.parquet").drop(columns="f1").to_csv(results, index=False)
+    assert main(["report", str(results)]) == 2
+    assert "missing columns ['f1']" in capsys.readouterr().err

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -112,6 +113,27 @@ def test_network_from_a_bif_file_is_sampled_and_evaluated(capsys, dirs, tmp_path
     assert status == 0 and "cached" not in _stage_lines(again)["data"]
 
 
+def test_names_without_a_model_string_and_both_cpt_estimates(capsys, dirs, tmp_path):
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 300)
+    frame = pd.DataFrame({"dose[mg]": a, "ratio a:b": a ^ (rng.random(300) < 0.1), "c": rng.integers(0, 3, 300)})
+    path = tmp_path / "odd.csv"
+    frame.to_csv(path, index=False)
+    folders = {}
+    for cpt in ("bayes", "mle"):
+        status, out, err = run(capsys, "--data", str(path), "--method", "none", "--cpt", cpt, *dirs)
+        assert status == 0, err
+        assert "model.txt not written" in err
+        folders[cpt] = Path(out.split("learned network written to ")[1].strip().rstrip("/"))
+    assert folders["mle"].name == folders["bayes"].name + "-mle"
+    for cpt, folder in folders.items():
+        assert {p.name for p in folder.iterdir()} == {"edges.csv", "network.dot", "network.bif", "result.json"}
+        assert json.loads((folder / "result.json").read_text())["cpt"] == cpt
+    from pipeline.bif import read_bif
+
+    assert read_bif(folders["mle"] / "network.bif").variables == ["dose[mg]", "ratio a:b", "c"]
+
+
 def test_no_cache_recomputes_and_writes_nothing(capsys, tmp_path):
     argv = ["--network", "cancer", "--rows", "200", "--stage", "data", "--no-cache",
             "--cache-dir", str(tmp_path / "c")]
@@ -134,6 +156,8 @@ def test_no_cache_recomputes_and_writes_nothing(capsys, tmp_path):
         (["--network", "asia", "--ess", "0"], "--ess"),
         (["--network", "asia", "--max-order", "-2"], "--max-order"),
         (["--network", "asia", "--time-limit", "-5"], "--time-limit"),
+        (["--network", "asia", "--time-limit", "inf"], "--time-limit must be a positive finite number"),
+        (["--network", "asia", "--ess", "nan"], "--ess must be a positive finite number"),
         (["--network", "asia", "--method", "magic"], "invalid choice"),
         (["--network", "asia", "--rows", "many"], "invalid int value"),
         ([], "exactly one of --network"),

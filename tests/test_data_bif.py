@@ -55,14 +55,14 @@ def test_asia_structure_and_cpt_layout():
 
 
 TEXT = """// a comment
-network "odd net" { property author = "me"; }
+network "odd net" { property author = "me; and \\"you;\\""; }
 /* block
    comment */
-variable A { type discrete [ 2 ] { a0, "a 1" }; property position = (1, 2); }
+variable A { type discrete [ 2 ] { a0, "a 1" }; property position = (1, 2); property note = "x;y"; }
 variable "B;x" {
   type discrete [ 3 ] { 12+, 0-3_days, "q\\"uote" };
 }
-probability ( A ) { table 0.25, 0.75; }
+probability ( A ) { table 0.25, 0.75; property source = "a;b"; }
 probability ( "B;x" | A ) {
   ("a 1") 0.2, 0.3, 0.5;
   default 0.1, 0.1, 0.8;
@@ -127,6 +127,7 @@ probability ( A ) {
         ("", 12, "missing probability block for 1 variable(s): 'B'"),
         ("probability ( A ) {\n  table 0.5, 0.5;\n}\n", 12, "duplicate probability block"),
         ("potential ( B ) {}\n", 12, "found 'potential'"),
+        ("probability ( B ) {\n  table 0.5, 0.5;\n  property p = \"x;\n}\n", 14, "expected ';' to end the property"),
         ("probability ( B | A ) {\n  (a0) 0.5, 0.5;\n  (a1) 1.5, -0.5;\n}\n", 12, "(a1) has a negative"),
         ("probability ( B | A ) {\n  (a0) 0.5, 0.5;\n  (a1, b0) 0.5, 0.5;\n}\n", 14, "has 2 states for 1 parents"),
     ],

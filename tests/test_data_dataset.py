@@ -106,9 +106,34 @@ def test_many_states_widen_dtype():
 
 
 def test_single_state_column_warns():
-    with pytest.warns(DataWarning, match="column 'k' has a single state 'only'"):
-        ds = Dataset.from_frame(pd.DataFrame({"k": ["only"] * 3, "v": ["a", "b", "a"]}))
-    assert ds.arities.tolist() == [1, 2]
+    frame = pd.DataFrame({"k": ["only"] * 3, "v": ["a", "b", "a"], "z": [0, 0, 0]})
+    with pytest.warns(DataWarning, match=r"2 column\(s\) with a single state .*: 'k' \('only'\), 'z' \('0'\)"):
+        ds = Dataset.from_frame(frame)
+    assert ds.arities.tolist() == [1, 2, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Dataset.from_frame(frame, warn=False)
+
+
+@pytest.mark.parametrize(
+    "column, message",
+    [
+        ([1.0, np.inf, 1.0, 2.0], "holds infinite values"),
+        ([1.5, -np.inf, 1.5, 2.0], "holds infinite values"),
+        ([[1], [2], [1], [2]], "not single states"),
+        (["1", " 1", "2", "2"], r"differ only in surrounding spaces \[' 1', '1'\]"),
+    ],
+)
+def test_values_that_are_not_states_are_rejected(column, message):
+    with pytest.raises(DataError, match=message):
+        Dataset.from_frame(pd.DataFrame({"a": column, "b": [0, 1, 0, 1]}))
+
+
+def test_csv_with_another_separator_is_named(tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text("a;b;c\n0;1;0\n1;1;0\n")
+    with pytest.raises(DataError, match="seems separated by ';'"):
+        read_dataset(path)
 
 
 def test_no_warning_for_ordinary_columns():

@@ -97,3 +97,19 @@ def test_options_are_honoured():
     assert res.parent_sets == [(2,), (0,), ()]
     assert res.objective == pytest.approx(-26.0)
     assert solve_ilp(table, palim=0).parent_sets == [(), (), ()]
+
+
+def test_no_dual_bound_is_written_as_null():
+    import math
+
+    import numpy as np
+
+    from ilp.result import ILPResult
+
+    res = ILPResult(dag=np.zeros((2, 2), dtype=bool), parent_sets=[(), ()], objective=-3.0,
+                    dual_bound=math.inf, gap=math.inf, status="timelimit", names=["a", "b"])
+    record = res.to_dict()
+    assert record["dual_bound"] is None and record["gap"] is None
+    finite = ILPResult(dag=res.dag, parent_sets=[(), ()], objective=-3.0, dual_bound=-2.5, gap=1 / 6,
+                       status="timelimit", names=["a", "b"]).to_dict()
+    assert finite["dual_bound"] == -2.5 and finite["gap"] == pytest.approx(1 / 6)

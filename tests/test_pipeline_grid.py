@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import numpy as np
@@ -73,6 +74,11 @@ def test_expansion_is_deterministic_and_deduplicated():
         ('networks = ["asia", "atlantis"]', "unknown network 'atlantis'"),
         ('networks = ["asia"\n', "not valid TOML"),
         ('networks = ["asia"]\nbaseline = "yes"', "baseline"),
+        ('networks = ["asia"]\nrows = true', "--rows must be a positive integer, got True"),
+        ('networks = ["asia"]\npalims = [true]', "--palim must be a non-negative integer or 'none'"),
+        ('networks = ["asia"]\n[alphas]\nx = 1', "--alpha must be a number"),
+        ('networks = ["asia"]\ntime_limit = inf', "--time-limit must be a positive finite number"),
+        ('networks = ["asia"]\nname = "../../out"', "grid key 'name'"),
     ],
 )
 def test_bad_grid_files(text, message):
@@ -246,3 +252,21 @@ def test_grid_results_are_deterministic_over_seeds(tmp_path):
 
 def test_module_has_no_stale_columns():
     assert len(set(grid_mod.RESULT_COLUMNS)) == len(grid_mod.RESULT_COLUMNS)
+
+
+def _crash_on_three(x: int) -> int:
+    if x == 3:
+        os._exit(70)  # a worker ending abruptly, as in a segfault or an out-of-memory kill
+    return 10 * x
+
+
+def test_a_dying_worker_fails_its_job_only():
+    from pipeline.executors import WorkerDied
+
+    executor = LocalExecutor(jobs=2)
+    outcomes = {i: (result, exc) for i, result, exc in executor.map_unordered(_crash_on_three,
+                                                                              [(x,) for x in range(7)])}
+    executor.close()
+    assert sorted(outcomes) == list(range(7))
+    assert isinstance(outcomes[3][1], WorkerDied)
+    assert {i: r for i, (r, e) in outcomes.items() if e is None} == {i: 10 * i for i in range(7) if i != 3}

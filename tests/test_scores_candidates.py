@@ -1,6 +1,10 @@
 """Parent-set enumeration and exact pruning (scores.candidates) against brute force."""
 
 import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -222,3 +226,24 @@ def test_binary_triple_count_path_matches_local_score(score):
             assert len(table.families[v]) > 1
             for ps, s in table.families[v].items():
                 assert s == pytest.approx(local_score(data, arities, v, ps, score), rel=1e-12), (v, ps)
+
+
+BOUNDS_CHECKED = """
+import numpy as np
+from scores.candidates import build_score_table
+rng = np.random.default_rng(0)
+data = rng.integers(0, 2, size=(300, 7)).astype(np.uint8)
+data[:, 6] = data[:, 0] ^ data[:, 1]
+table = build_score_table(data, np.full(7, 2), palim=5)
+print(sum(len(f) for f in table.families))
+"""
+
+
+def test_kernels_stay_in_bounds_with_large_parent_limits(tmp_path):
+    """The counting kernels compiled with numba's bounds checks (off in normal runs, where an
+    out-of-range write corrupts memory silently): binary data, parent sets of up to 5."""
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", BOUNDS_CHECKED], env=env, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1], timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout) > 7

@@ -185,6 +185,14 @@ def test_bad_input():
         k_greedy(random_table(12, 1, 0), 1)
 
 
+def test_a_time_limit_shorter_than_the_setup_still_gives_a_dag():
+    table = random_table(9, 3, 2)
+    for learner in (k_greedy, k_astar):
+        res = learner(table, 2, time_limit=1e-9)
+        assert res.status == "time_limit" and res.n_orders == 1
+        assert is_acyclic(res.dag) and dag_treewidth(res.dag).width <= 2
+
+
 def test_no_bounded_dag_raises():
     table = random_table(5, 3, 1)
     table.families[0] = {ps: s for ps, s in table.families[0].items() if len(ps) == 3}
