@@ -124,6 +124,10 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     res.add_argument("--candidates", type=_positive_int, default=d.candidates, metavar="M",
                      help=f"with --method candidates: candidate parents per child (default {d.candidates})")
+    res.add_argument("--cops-time-limit", type=float, default=None, metavar="SECONDS",
+                     help="with --method cops: stop the cops after this many seconds and restrict to what they "
+                          "found (the bag supergraph once the decomposition is done, else nothing) "
+                          "(default: none)")
     sc = parser.add_argument_group("scores")
     sc.add_argument("--score", default=d.score, choices=SCORES, help=f"local score (default {d.score})")
     sc.add_argument("--ess", type=float, default=d.ess, help=f"BDeu equivalent sample size (default {d.ess:g})")
@@ -183,6 +187,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         test=args.test, alpha=args.alpha, max_order=args.max_order, score=args.score, ess=args.ess,
         palim=args.palim, solver=args.solver, time_limit=args.time_limit, treewidth=args.treewidth,
         sges_bound=args.sges_bound, within_bags=args.within_bags, candidates=args.candidates,
+        cops_time_limit=args.cops_time_limit,
     ).validated()
     check_source(cfg)
     return cfg

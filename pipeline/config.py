@@ -9,7 +9,9 @@ equivalent sample size 1 and at most 3 parents, solved exactly by the ILP.
 Restriction methods: ``none``, the CI-test learners ``pc``, ``pmms``, ``mmpc``, ``cops``, and
 ``candidates``, the sparse candidate parents of :mod:`scores.identification` (the ``candidates``
 parents of largest single-parent gain of the run's score per child, for very large networks; it
-runs no CI test, so ``test``, ``alpha`` and ``max_order`` do not apply).
+runs no CI test, so ``test``, ``alpha`` and ``max_order`` do not apply).  ``cops_time_limit``
+stops the cops-and-robbers restriction after that many seconds (it then restricts to what it
+had found).
 
 Solvers: ``ilp`` (exact; with ``treewidth`` the exact treewidth-bounded ILP, with
 ``within_bags`` families confined to the bags of the cops-and-robbers tree decomposition),
@@ -60,6 +62,7 @@ class RunConfig:
     sges_bound: str = "parents:3"
     within_bags: bool = False
     candidates: int = 16
+    cops_time_limit: float | None = None
 
     def validated(self) -> "RunConfig":
         """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
@@ -80,10 +83,10 @@ class RunConfig:
         if not 0.0 < ess < math.inf:
             raise ConfigError(f"--ess must be a positive finite number, got {self.ess!r}")
         _check_int("--candidates", self.candidates, 1)
-        time_limit = None if self.time_limit is None else _number("--time-limit", self.time_limit)
-        if time_limit is not None and not 0.0 < time_limit < math.inf:
-            raise ConfigError(f"--time-limit must be a positive finite number of seconds (omit it for no "
-                              f"limit), got {self.time_limit!r}")
+        time_limit = _seconds("--time-limit", self.time_limit)
+        cops_time_limit = _seconds("--cops-time-limit", self.cops_time_limit)
+        if cops_time_limit is not None and self.method.lower() != "cops":
+            raise ConfigError("--cops-time-limit applies to --method cops only")
         self._check_solver_options()
         return replace(
             self,
@@ -94,6 +97,7 @@ class RunConfig:
             alpha=alpha,
             ess=ess,
             time_limit=time_limit,
+            cops_time_limit=cops_time_limit,
         )
 
     def _check_solver_options(self) -> None:
@@ -147,6 +151,17 @@ def _number(option: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{option} must be a number, got {value!r}")
     return float(value)
+
+
+def _seconds(option: str, value: Any) -> float | None:
+    """A time limit: ``None`` (no limit) or a positive finite number of seconds."""
+    if value is None:
+        return None
+    seconds = _number(option, value)
+    if not 0.0 < seconds < math.inf:
+        raise ConfigError(f"{option} must be a positive finite number of seconds (omit it for no limit), "
+                          f"got {value!r}")
+    return seconds
 
 
 def _choice(option: str, value: Any, choices: tuple[str, ...]) -> None:

@@ -19,6 +19,7 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     sges_bounds = ["parents:3"]   # SGES property bounds
     within_bags = [false]         # ilp inside the cops tree decomposition (methods = ["cops"])
     time_limit = 600              # seconds per solve (omit: none)
+    cops_time_limit = 600         # seconds per cops-and-robbers restriction (omit: none)
     baseline = true               # also solve without restriction: F1 vs G_score (Su 2023, 6.1)
     score_groups = 1              # on Dask: score each job's children as this many tasks
 
@@ -73,11 +74,11 @@ LIST_KEYS = {
     "sges_bounds": "sges_bound",
     "within_bags": "within_bags",
 }
-SCALAR_KEYS = {"name", "time_limit", "baseline", "score_groups"}
+SCALAR_KEYS = {"name", "time_limit", "cops_time_limit", "baseline", "score_groups"}
 
 RESULT_COLUMNS = [
     "job", "network", "rows", "seed", "method", "candidates", "test", "alpha", "max_order", "score", "ess",
-    "palim", "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "status", "error",
+    "palim", "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "cops_time_limit", "status", "error",
     "t_data", "t_restrict", "t_score", "t_solve", "t_hybrid", "t_unrestricted", "reduction",
     "n_tests", "n_allowed", "n_pairs", "n_candidates", "objective", "dual_bound", "gap",
     "shd", "precision", "recall", "f1", "added", "missing", "reversed",
@@ -140,12 +141,15 @@ def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Gri
         (field, _as_list(key, spec[key]) if key in spec else [getattr(defaults, field)])
         for key, field in LIST_KEYS.items()
     ]
-    base = RunConfig(time_limit=spec.get("time_limit"))
+    base = RunConfig(time_limit=spec.get("time_limit"), cops_time_limit=spec.get("cops_time_limit"))
     configs: list[RunConfig] = []
     seen: set[RunConfig] = set()
     for combo in itertools.product(*(values for _, values in axes)):
         try:
-            cfg = replace(base, **{field: value for (field, _), value in zip(axes, combo)}).validated()
+            cfg = replace(base, **{field: value for (field, _), value in zip(axes, combo)})
+            if str(cfg.method).lower() != "cops":  # the cops' time limit applies to their jobs only
+                cfg = replace(cfg, cops_time_limit=None)
+            cfg = cfg.validated()
         except ValueError as exc:
             raise GridError(f"grid value rejected: {exc}") from None
         cfg = _normalise(cfg)
@@ -194,6 +198,8 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
     config = cfg.as_dict()
     if cfg.method != "candidates":  # unused: keeps the keys of jobs cached before the option existed
         config.pop("candidates")
+    if cfg.cops_time_limit is None:  # the same, for jobs cached before the cops had a time limit
+        config.pop("cops_time_limit")
     return stage_key("job", JOB_VERSION, {"config": config, "baseline": baseline}, VERSIONS)
 
 
@@ -406,7 +412,7 @@ def add_grid_options(parser: argparse.ArgumentParser) -> None:
 
 def describe_job(i: int, cfg: RunConfig) -> str:
     p = _param_columns(cfg)
-    parts = [f"{k}={v}" for k, v in p.items() if v is not None and k != "time_limit"]
+    parts = [f"{k}={v}" for k, v in p.items() if v is not None and k not in ("time_limit", "cops_time_limit")]
     return f"{i:>4}  " + " ".join(parts)
 
 

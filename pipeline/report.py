@@ -51,7 +51,8 @@ def describe_config(cfg: RunConfig) -> str:
     if cfg.method == "none":
         restrict = "no restriction"
     elif cfg.method == "cops":
-        restrict = f"COPS ({cfg.test}, alpha {cfg.alpha:g})"
+        limit = "" if cfg.cops_time_limit is None else f", time limit {cfg.cops_time_limit:g} s"
+        restrict = f"COPS ({cfg.test}, alpha {cfg.alpha:g}{limit})"
     elif cfg.method == "candidates":
         restrict = f"sparse candidates ({cfg.candidates} per child)"
     else:
@@ -164,7 +165,7 @@ REPORTED_COLUMNS = ("network", "status", "t_hybrid", "t_unrestricted", "n_pairs"
                     "f1_vs_unrestricted")
 #: run parameters that tell the lines of a sweep figure apart when they vary (seeds are averaged)
 LINE_PARAMETERS = ("rows", "method", "candidates", "test", "alpha", "max_order", "score", "ess", "palim",
-                   "solver", "treewidth", "sges_bound", "within_bags", "time_limit")
+                   "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "cops_time_limit")
 
 
 def read_results(path: Path) -> pd.DataFrame:

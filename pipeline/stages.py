@@ -97,7 +97,10 @@ def restrict_params(cfg: RunConfig) -> dict[str, Any]:
     if cfg.method == "none":
         return {"method": "none"}
     if cfg.method == "cops":  # no order limit: the cops find theirs (k + 1)
-        return {"method": "cops", "test": cfg.test, "alpha": cfg.alpha}
+        params = {"method": "cops", "test": cfg.test, "alpha": cfg.alpha}
+        if cfg.cops_time_limit is not None:  # (absent when unset, as before the option existed)
+            params["time_limit"] = cfg.cops_time_limit
+        return params
     if cfg.method == "candidates":  # no CI test: the pairwise gains of the run's score
         params: dict[str, Any] = {"method": "candidates", "candidates": cfg.candidates,
                                   "conditional": CANDIDATES_CONDITIONAL, "score": cfg.score}
@@ -139,7 +142,8 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         n = dataset.data.shape[1]
         extra: dict[str, Any] = {}
         if cfg.method == "cops":
-            restriction, found = _module("constraints.cops", "restrict").cops_restriction(test, n, alpha=cfg.alpha)
+            restriction, found = _module("constraints.cops", "restrict").cops_restriction(
+                test, n, alpha=cfg.alpha, time_limit=cfg.cops_time_limit)
             extra = _decomposition_meta(found)
         elif cfg.method == "pc":
             algorithm = _module("constraints.pc", "restrict").pc_skeleton

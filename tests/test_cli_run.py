@@ -158,6 +158,8 @@ def test_no_cache_recomputes_and_writes_nothing(capsys, tmp_path):
         (["--network", "asia", "--time-limit", "-5"], "--time-limit"),
         (["--network", "asia", "--time-limit", "inf"], "--time-limit must be a positive finite number"),
         (["--network", "asia", "--ess", "nan"], "--ess must be a positive finite number"),
+        (["--network", "asia", "--cops-time-limit", "5"], "--cops-time-limit applies to --method cops only"),
+        (["--network", "asia", "--method", "cops", "--cops-time-limit", "0"], "--cops-time-limit must be"),
         (["--network", "asia", "--method", "magic"], "invalid choice"),
         (["--network", "asia", "--rows", "many"], "invalid int value"),
         ([], "exactly one of --network"),
@@ -213,6 +215,20 @@ def test_other_restriction_methods(capsys, dirs, method):
     lines = _stage_lines(out)
     assert set(lines) == {"data", "restrict", "scores", "solve"} and "status optimal" in lines["solve"]
     assert ("no restriction" in lines["restrict"]) == (method == "none")
+
+
+def test_cops_time_limit_keeps_what_was_found(capsys, dirs, tmp_path):
+    rng = np.random.default_rng(1)
+    path = tmp_path / "noise.csv"  # 60 independent binary columns: chance dependences keep the cops busy
+    pd.DataFrame(rng.integers(0, 2, (200, 60)), columns=[f"v{i}" for i in range(60)]).to_csv(path, index=False)
+    status, out, err = run(capsys, "--data", str(path), "--method", "cops", "--cops-time-limit", "0.5",
+                           "--stage", "restrict", *dirs)
+    assert status == 0, err
+    assert "time limit 0.5 s" in out and "cops timeout" in _stage_lines(out)["restrict"]
+    assert "before a decomposition: nothing is forbidden" in err
+    status, out, err = run(capsys, "--data", str(path), "--method", "cops", "--stage", "restrict",
+                           "--cops-time-limit", "0.5", *dirs)
+    assert "cached" in _stage_lines(out)["restrict"]
 
 
 def test_corrupted_stage_is_recomputed_with_warning(capsys, dirs, tmp_path):

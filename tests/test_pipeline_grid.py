@@ -63,6 +63,14 @@ def test_expansion_is_deterministic_and_deduplicated():
     assert len(keys) == len(grid.configs)
 
 
+def test_cops_time_limit_goes_to_the_cops_jobs_only():
+    grid = parse_grid('networks = ["asia"]\nmethods = ["pc", "cops"]\ncops_time_limit = 60')
+    assert [(c.method, c.cops_time_limit) for c in grid.configs] == [("pc", None), ("cops", 60.0)]
+    plain = parse_grid('networks = ["asia"]\nmethods = ["pc", "cops"]')
+    assert job_key(grid.configs[0], True) == job_key(plain.configs[0], True)
+    assert job_key(grid.configs[1], True) != job_key(plain.configs[1], True)
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
