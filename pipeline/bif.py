@@ -87,12 +87,17 @@ class _Cursor:
         if not self.accept(char):
             raise self.error(f"expected {char!r} {context}, found {self._found()}")
 
-    def word(self, what: str) -> str:
+    def _match(self, pattern: re.Pattern, expected: str) -> re.Match:
+        """Consume what ``pattern`` matches after blanks and comments."""
         self.skip()
-        m = _WORD.match(self.text, self.pos)
+        m = pattern.match(self.text, self.pos)
         if m is None:
-            raise self.error(f"expected {what}, found {self._found()}")
+            raise self.error(f"expected {expected}, found {self._found()}")
         self.pos = m.end()
+        return m
+
+    def word(self, what: str) -> str:
+        m = self._match(_WORD, what)
         quoted = m.group(1)
         return m.group(2) if quoted is None else _ESCAPE.sub(r"\1", quoted)
 
@@ -108,11 +113,7 @@ class _Cursor:
 
     def property_text(self, context: str) -> None:
         """Consume the text of a ``property`` statement up to its ';' (quoted text may hold ';')."""
-        self.skip()
-        m = _PROPERTY.match(self.text, self.pos)
-        if m is None:
-            raise self.error(f"expected ';' {context}, found end of file")
-        self.pos = m.end()
+        self._match(_PROPERTY, f"';' {context}")
 
     def name_list(self, close: str, what: str) -> list[str]:
         """Comma-separated names up to the closing character (consumed)."""
