@@ -33,6 +33,8 @@ Every test object memoises results by ``(min(x, y), max(x, y), frozenset(S))`` a
 
 from __future__ import annotations
 
+import math
+
 import logging
 from collections import Counter
 from typing import Iterable, NamedTuple
@@ -228,7 +230,7 @@ class CITest(_MemoTest):
     def _compute(self, x: int, y: int, S: list[int]) -> CIResult:
         rx, ry = int(self.arities[x]), int(self.arities[y])
         key, q = self._strata(S)
-        q_declared = q
+        q_declared = math.prod(int(self.arities[s]) for s in S)  # exact: _strata may compress q
         if q * rx * ry > max(_DENSE_CELLS, 4 * self.n_rows):
             _, key = np.unique(key, return_inverse=True)
             q = int(key.max()) + 1 if key.size else 1

@@ -197,3 +197,15 @@ def test_dseparation_oracle():
     assert oracle(0, 3, [2]).p_value == 1.0
     assert oracle(3, 0, [2]).p_value == 1.0
     assert oracle.calls == 5 and oracle.tests_by_order == {0: 1, 1: 3}
+
+
+def test_nominal_dof_is_exact_when_strata_are_compressed():
+    """With many high-arity conditioning variables the stratum codes are compressed, but the
+    nominal degrees of freedom stay the product of the declared arities (no int64 wrap-around)."""
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 255, (300, 14)).astype(np.uint8)
+    test = CITest(data, np.full(14, 255), statistic="x2", df_adjust="none", min_rows_per_df=0)
+    for cond in ((2, 3), tuple(range(2, 14))):
+        res = test(0, 1, cond)
+        assert res.dof == 254 * 254 * 255 ** len(cond)
+    assert res.p_value == 1.0
