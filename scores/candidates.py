@@ -350,7 +350,8 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                     max_big = min(q_s_full * r - 1, n // (small_max + 1))
                     bits_ready = q_s_full * r <= cell_cap and WORD_COST * max_big * n_words <= ROW_COST * n
                     cells_ready = False
-                    binary_prefix = nv <= 2 and cube_index[x] >= 0  # prefix_bin holds 3 cube indices
+                    # prefix_bin holds 3 cube indices; cell_size and cnt must hold the 2^(nv+2) cells
+                    binary_prefix = nv <= 2 and (4 << nv) <= cell_cap and cube_index[x] >= 0
                     if binary_prefix:
                         for t in range(nv):
                             prefix_bin[t] = cube_index[prefix_vars[t]]
