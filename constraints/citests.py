@@ -33,9 +33,8 @@ Every test object memoises results by ``(min(x, y), max(x, y), frozenset(S))`` a
 
 from __future__ import annotations
 
-import math
-
 import logging
+import math
 from collections import Counter
 from typing import Iterable, NamedTuple
 

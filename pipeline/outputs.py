@@ -65,7 +65,6 @@ def write_outputs(
     try:
         (folder / "model.txt").write_text(to_model_string(dag, names) + "\n")
     except GraphError as exc:  # variable names with [ ] | : have no model string; the rest is written
-        (folder / "model.txt").unlink(missing_ok=True)
         logger.warning("model.txt not written: %s", exc)
     dataset = dataset_of(artifacts["data"])
     network = fit_cpts(dag, dataset, method=cpt_method, ess=cfg.ess, name=cfg.source_name)
