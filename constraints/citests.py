@@ -8,7 +8,7 @@ Statistics (Su 2023, section 5.2; Spirtes, Glymour & Scheines 2000), summed over
 
 p-values are ``chi2.sf(statistic, dof)`` (computed with ``scipy.special.chdtrc``).
 
-Degrees of freedom (REFERENCE-NOTES section 5.1):
+Degrees of freedom (``docs/references.md``, degrees of freedom of G2 and X2):
 
 * ``df_adjust="adf"`` (default): per observed stratum ``(a_x - 1)(a_y - 1)`` where ``a_x``/``a_y``
   count the rows/columns of that stratum's table with a positive margin (clamped at >= 1),

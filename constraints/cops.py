@@ -9,8 +9,9 @@ Public entry points:
 * :func:`independence_oracle` - such an oracle from a ``constraints.citests`` test and alpha.
 * :func:`learn_cops` - the learner on data with a statistical test (section 4.2).
 
-Test counts follow ``cops-reference-conventions.md``: one memoised oracle for the whole run,
-distinct queries counted per conditioning-set size.
+Test counts follow the reference conventions (``docs/references.md``, cops-and-robbers test
+counting): one memoised oracle for the whole run, distinct queries counted per conditioning-set
+size.
 """
 
 from __future__ import annotations

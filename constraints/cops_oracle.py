@@ -1,7 +1,7 @@
 """Memoised, counting independence oracle over bit-set conditioning sets.
 
 Implements the counting convention of the cops-and-robbers reference implementation
-(``cops-reference-conventions.md``, "Counting CI tests"): a query ``(a, X, b)`` is keyed by
+(``docs/references.md``, "What is counted"): a query ``(a, X, b)`` is keyed by
 ``(min(a, b), max(a, b), X)``, repeated queries are free, and the reported figure is the
 number of distinct keys per conditioning-set size ``|X|``.  One oracle serves a whole run.
 The wall clock is checked every ``check_every`` calls (cached calls included); past the limit

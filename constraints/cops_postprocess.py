@@ -1,7 +1,7 @@
 """Skeleton and CPDAG from a tree decomposition of the moral graph (section 3.2).
 
 Talvitie & Parviainen, section 3.2, with the orders of the authors' implementation
-(``cops-reference-conventions.md``, steps 2 and 3): subsumed bags are dropped, the bags are
+(``docs/references.md``, "Postprocessing"): subsumed bags are dropped, the bags are
 made cliques, an edge a - b is deleted when some subset of a bag holding a or b (minus a, b)
 separates them, and the recorded separators orient the v-structures before the Meek rules.
 """

@@ -2,9 +2,9 @@
 
 Talvitie & Parviainen, "Learning Bayesian Networks with Cops and Robbers", section 3.1,
 Algorithm 1 (PRESOLVE, SOLVE, EXTRACTCOMPONENT), with the iteration orders of the authors'
-implementation (``cops-reference-conventions.md``, steps 0 and 1): components from marginal
-tests, then for each component a fresh solver per width bound k = 1, 2, ... until k + 1 cops
-win, and the tree decomposition replayed from the memo tables of the winning solver.
+implementation (``docs/references.md``, "Components first" and "Algorithm 1"): components
+from marginal tests, then for each component a fresh solver per width bound k = 1, 2, ... until
+k + 1 cops win, and the tree decomposition replayed from the memo tables of the winning solver.
 
 Node sets are bit sets (``graphs.bitsets``).  The independence oracle is a
 :class:`constraints.cops_oracle.CountingOracle` shared by the whole run.  The semi-invariant

@@ -4,7 +4,7 @@ Arbitrary-precision ints give constant-time union, difference and subset tests f
 hundred nodes and hash cheaply as memo keys; the cops-and-robbers learner (Talvitie &
 Parviainen, section 3.1) and the GES/SGES operator loops (Chickering & Meek 2015) both rely on
 that. Every iteration here runs in increasing index order, as the cops reference
-implementation does (``cops-reference-conventions.md``).
+implementation does (``docs/references.md``, cops-and-robbers test counting).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ are enumerated layer by layer, ``|W| = 0, 1, 2, ...``, in lexicographic order. A
 *generated* only when all its one-smaller subsets are *alive* (may have useful supersets). Each
 generated set carries ``bss`` (best score of all its proper subsets) and ``lub`` (the smallest
 upper bound its subsets give on their supersets, hence on it). Rules, in order
-(REFERENCE-NOTES section 2):
+(``docs/references.md``, exact pruning):
 
 * R0 subset dominance (de Campos & Ji 2011, Lemma 1; GOBNILP / pygobnilp): ``W`` is kept only if
   its score is *strictly* greater than ``bss``; ties go to the subset. Dominance is not
