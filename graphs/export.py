@@ -24,7 +24,7 @@ def _check_names(P: np.ndarray, names) -> list[str]:
     return names
 
 
-def _edge_list(P: np.ndarray) -> list[tuple[int, int, bool]]:
+def edge_list(P: np.ndarray) -> list[tuple[int, int, bool]]:
     """``(i, j, directed)`` per edge; undirected edges once with ``i < j``; sorted by ``(i, j)``."""
     directed = P & ~P.T
     undirected = np.triu(P & P.T, k=1)
@@ -38,7 +38,7 @@ def to_edge_frame(P, names) -> pd.DataFrame:
     Undirected edges appear once, ``source`` being the lower index."""
     M = as_adjacency(P)
     names = _check_names(M, names)
-    rows = _edge_list(M)
+    rows = edge_list(M)
     return pd.DataFrame(
         {
             "source": pd.Series([names[i] for i, _, _ in rows], dtype=object),
@@ -54,7 +54,7 @@ def to_json(P, names, indent: int | None = None) -> str:
     names = _check_names(M, names)
     doc = {
         "nodes": names,
-        "edges": [{"source": names[i], "target": names[j], "directed": d} for i, j, d in _edge_list(M)],
+        "edges": [{"source": names[i], "target": names[j], "directed": d} for i, j, d in edge_list(M)],
     }
     return json.dumps(doc, indent=indent)
 
@@ -129,7 +129,7 @@ def from_model_string(s: str) -> tuple[np.ndarray, list[str]]:
     return A, names
 
 
-def _dot_quote(x: str) -> str:
+def dot_quote(x: str) -> str:
     return '"' + str(x).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
@@ -140,12 +140,12 @@ def to_dot(P, names, title: str | None = None) -> str:
     names = _check_names(M, names)
     lines = ["digraph {"]
     if title is not None:
-        lines.append(f"  label={_dot_quote(title)};")
+        lines.append(f"  label={dot_quote(title)};")
         lines.append("  labelloc=t;")
     lines.append("  node [shape=ellipse];")
-    lines.extend(f"  {_dot_quote(x)};" for x in names)
-    for i, j, directed in _edge_list(M):
+    lines.extend(f"  {dot_quote(x)};" for x in names)
+    for i, j, directed in edge_list(M):
         attrs = "" if directed else ' [dir=none, style=dashed, color="gray40"]'
-        lines.append(f"  {_dot_quote(names[i])} -> {_dot_quote(names[j])}{attrs};")
+        lines.append(f"  {dot_quote(names[i])} -> {dot_quote(names[j])}{attrs};")
     lines.append("}")
     return "\n".join(lines) + "\n"

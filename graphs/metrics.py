@@ -66,3 +66,41 @@ def edge_differences(dag_est, dag_true) -> dict:
     missing = int(np.count_nonzero(B & ~(A | A.T)))
     reversed_ = int(np.count_nonzero(A & B.T))
     return {"added": added, "missing": missing, "reversed": reversed_}
+
+
+#: classes of :func:`edge_classes`, in the order a legend lists them
+EDGE_CLASSES = ("correct", "extra", "missing", "reversed", "misoriented")
+
+
+def edge_classes(P_est, P_true) -> list[tuple[int, int, bool, str]]:
+    """Every pair adjacent in either graph, classified as in bnlearn's ``graphviz.compare``.
+
+    Returns ``(source, target, directed, kind)`` sorted by pair: ``correct`` (same mark in both),
+    ``extra`` (adjacent in the estimate only), ``missing`` (in the truth only), ``reversed``
+    (directed both ways round) or ``misoriented`` (directed in one graph, undirected in the
+    other). The edge is given with the estimate's mark, except a missing one with the truth's;
+    undirected edges have ``source < target``. On CPDAGs the non-correct pairs number exactly
+    :func:`shd`.
+    """
+    A = as_adjacency(P_est, "P_est")
+    B = as_adjacency(P_true, "P_true")
+    _same_shape(A, B)
+    est, true = _pair_codes(A), _pair_codes(B)
+    rows = []
+    for i, j, e, t in zip(*np.triu_indices(A.shape[0], k=1), est, true):
+        if e == 0 and t == 0:
+            continue
+        if e == t:
+            kind = "correct"
+        elif t == 0:
+            kind = "extra"
+        elif e == 0:
+            kind = "missing"
+        elif e + t == 3:  # 1 and 2: i -> j against j -> i
+            kind = "reversed"
+        else:
+            kind = "misoriented"
+        mark = t if kind == "missing" else e
+        source, target = (int(j), int(i)) if mark == 2 else (int(i), int(j))
+        rows.append((source, target, bool(mark != 3), kind))
+    return rows

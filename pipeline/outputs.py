@@ -6,7 +6,9 @@
   Bayesian with a BDeu-consistent Dirichlet prior by default, or maximum likelihood);
 * ``model.txt``: bnlearn model string ``[A][B|A]...`` (left out, with a warning, when a variable
   name holds one of ``[ ] | :``);
-* ``result.json``: configuration, per-stage times and counts, solver result, evaluation.
+* ``result.json``: configuration, per-stage times and counts, solver result, evaluation;
+* ``network.png``/``.svg`` and, when the true network is known, ``comparison.png``/``.svg``:
+  pictures of the learned CPDAG and of its differences from the truth (:mod:`pipeline.pictures`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Mapping
 
 from .cache import Artifact
 from .config import RunConfig
-from .stages import dag_of, dataset_of, names_of
+from .stages import dag_of, dataset_of, names_of, true_dag
 
 logger = logging.getLogger(__name__)
 
@@ -71,5 +73,9 @@ def write_outputs(
     write_bif(network, folder / "network.bif")
     record = result_record(cfg, artifacts, cpt_method)
     (folder / "result.json").write_text(json.dumps(record, indent=1, default=str))
+    from .pictures import write_pictures
+
+    truth = artifacts["evaluate"].meta.get("truth") if "evaluate" in artifacts else None
+    write_pictures(folder, dag, names, None if truth is None else true_dag(truth), cfg.source_name)
     logger.info("wrote %s", folder)
     return folder

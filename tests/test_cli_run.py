@@ -52,7 +52,8 @@ def test_full_run_writes_outputs_and_second_run_hits_cache(capsys, dirs, tmp_pat
     folders = list((tmp_path / "out").iterdir())
     assert len(folders) == 1 and folders[0].name.startswith("asia-")
     files = {p.name for p in folders[0].iterdir()}
-    assert files == {"edges.csv", "network.dot", "network.bif", "model.txt", "result.json"}
+    assert files == {"edges.csv", "network.dot", "network.bif", "model.txt", "result.json", "network.png",
+                     "network.svg", "comparison.png", "comparison.svg"}
     record = json.loads((folders[0] / "result.json").read_text())
     assert record["config"]["rows"] == 500 and record["stages"]["solve"]["meta"]["result"]["gap"] == 0
     edges = pd.read_csv(folders[0] / "edges.csv")
@@ -127,7 +128,8 @@ def test_names_without_a_model_string_and_both_cpt_estimates(capsys, dirs, tmp_p
         folders[cpt] = Path(out.split("learned network written to ")[1].strip().rstrip("/"))
     assert folders["mle"].name == folders["bayes"].name + "-mle"
     for cpt, folder in folders.items():
-        assert {p.name for p in folder.iterdir()} == {"edges.csv", "network.dot", "network.bif", "result.json"}
+        assert {p.name for p in folder.iterdir()} == {"edges.csv", "network.dot", "network.bif", "result.json",
+                                                      "network.png", "network.svg"}  # no truth to compare
         assert json.loads((folder / "result.json").read_text())["cpt"] == cpt
     from pipeline.bif import read_bif
 
