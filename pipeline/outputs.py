@@ -76,6 +76,6 @@ def write_outputs(
     from .pictures import write_pictures
 
     truth = artifacts["evaluate"].meta.get("truth") if "evaluate" in artifacts else None
-    write_pictures(folder, dag, names, None if truth is None else true_dag(truth), cfg.source_name)
+    write_pictures(folder, dag, names, cfg.source_name, None if truth is None else lambda: true_dag(truth))
     logger.info("wrote %s", folder)
     return folder

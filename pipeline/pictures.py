@@ -19,6 +19,7 @@ import logging
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -73,14 +74,16 @@ def comparison_drawing(dag: np.ndarray, truth: np.ndarray, names: list[str], tit
     return Drawing(list(names), edges, truth, title, counts)
 
 
-def write_pictures(folder: Path, dag: np.ndarray, names: list[str], truth: np.ndarray | None,
-                   source: str) -> list[Path]:
-    """Draw ``network.*`` and, with the true DAG, ``comparison.*`` into ``folder``; returns the
-    files. Skipped when they are there already (a folder's name fixes the learned and the true
-    network); a picture that cannot be drawn only warns, the run's other outputs stand."""
+def write_pictures(folder: Path, dag: np.ndarray, names: list[str], source: str,
+                   truth: Callable[[], np.ndarray] | None = None) -> list[Path]:
+    """Draw ``network.*`` and, when ``truth()`` gives the true DAG, ``comparison.*`` into
+    ``folder``; returns the files. Skipped when they are there already (a folder's name fixes the
+    learned and the true network, so a cached run neither loads the truth nor draws); a picture
+    that cannot be drawn only warns, the run's other outputs stand."""
     drawings = {"network": lambda: network_drawing(dag, names, f"{source}: learned network (CPDAG)")}
     if truth is not None:
-        drawings["comparison"] = lambda: comparison_drawing(dag, truth, names, f"{source}: learned vs true CPDAG")
+        drawings["comparison"] = lambda: comparison_drawing(dag, truth(), names,
+                                                            f"{source}: learned vs true CPDAG")
     written = []
     for stem, make in drawings.items():
         paths = [folder / f"{stem}.{fmt}" for fmt in FORMATS]

@@ -123,12 +123,12 @@ def test_dot_text_styles_each_class_and_keeps_layers_of_the_truth():
 
 def test_write_pictures_skips_existing_and_only_warns_when_too_large(tmp_path, monkeypatch, caplog):
     est, truth, names = _small_case()
-    written = pictures.write_pictures(tmp_path, est, names, truth, "toy")
+    written = pictures.write_pictures(tmp_path, est, names, "toy", lambda: truth)
     assert sorted(p.name for p in written) == ["comparison.png", "comparison.svg", "network.png", "network.svg"]
     stamps = [p.stat().st_mtime_ns for p in written]
-    assert pictures.write_pictures(tmp_path, est, names, truth, "toy") == written
+    assert pictures.write_pictures(tmp_path, est, names, "toy", lambda: truth) == written
     assert [p.stat().st_mtime_ns for p in written] == stamps
     monkeypatch.setattr(pictures, "MAX_NODES", 4)
     with caplog.at_level(logging.WARNING):
-        assert pictures.write_pictures(tmp_path / "big", est, names, None, "toy") == []
+        assert pictures.write_pictures(tmp_path / "big", est, names, "toy") == []
     assert "network.png/.svg not drawn: 6 nodes" in caplog.text
