@@ -204,6 +204,15 @@ class CITest(_MemoTest):
         self.n_rows = data.shape[0]
         self._cols = np.ascontiguousarray(data.T)
         self._zero_key = np.zeros(self.n_rows, dtype=np.int64)
+        self._narrow: np.ndarray | None = None
+
+    def _compact_cols(self) -> np.ndarray:
+        """The (n_vars, n_rows) state codes in the narrowest unsigned type (for batch kernels)."""
+        if self._narrow is None:
+            top = int(self.arities.max()) if self.arities.size else 1
+            dtype = np.uint8 if top <= 1 << 8 else np.uint16 if top <= 1 << 16 else np.int64
+            self._narrow = np.ascontiguousarray(self._cols, dtype=dtype)
+        return self._narrow
 
     def _strata(self, S: list[int]) -> tuple[np.ndarray, int]:
         """Stratum index of every row and the number of strata (dense or observed-only)."""

@@ -31,9 +31,13 @@ from tqdm import tqdm
 
 from graphs.pdag import meek_closure
 
+from .citest_batch import TestSettings, compute_threads, pc_level
+from .citests import CITest
 from .restriction import PairLog, Restriction
 
 logger = logging.getLogger(__name__)
+
+_BATCH_PAIRS = 20000  # pairs per compiled call (progress granularity)
 
 
 class PCError(ValueError):
@@ -49,31 +53,62 @@ def check_alpha_order(alpha: float, max_order: int | None) -> None:
 
 
 def pc_skeleton(test, n_vars: int, alpha: float = 0.05, max_order: int | None = None,
-                stable: bool = True, progress: bool = False) -> Restriction:
-    """PC skeleton search; returns the :class:`Restriction` (allowed = learned skeleton)."""
+                stable: bool = True, progress: bool = False, batched: bool = True,
+                n_jobs: int = 1) -> Restriction:
+    """PC skeleton search; returns the :class:`Restriction` (allowed = learned skeleton).
+
+    PC-stable with a :class:`~constraints.citests.CITest` runs each level in compiled batches
+    on ``n_jobs`` threads (:func:`constraints.citest_batch.pc_level`); ``batched=False``,
+    ``stable=False`` or another test (an oracle) asks the test one call at a time.  Both give
+    the same skeleton, records and test counts.
+    """
     check_alpha_order(alpha, max_order)
     start = time.perf_counter()
     log = PairLog(test, n_vars)
     adj = ~np.eye(n_vars, dtype=bool)
+    run_level = _batched_level if batched and stable and isinstance(test, CITest) else _level
     level = 0
     while max_order is None or level <= max_order:
-        frozen = [np.flatnonzero(adj[x]).tolist() for x in range(n_vars)] if stable else None
         if not any(len(np.flatnonzero(adj[x])) - 1 >= level for x in range(n_vars)):
             break
-        edges = list(zip(*np.nonzero(np.triu(adj, 1))))
-        for u, v in tqdm(edges, desc=f"PC order {level}", disable=not progress, leave=False):
-            for x, y in ((u, v), (v, u)):
-                pool = frozen[x] if stable else np.flatnonzero(adj[x]).tolist()
-                if len(pool) - 1 < level:
-                    continue
-                sets = combinations([w for w in pool if w != y], level) if level else [()]
-                if any(log(x, y, S) > alpha for S in sets):
-                    adj[u, v] = adj[v, u] = False
-                    break
+        with compute_threads(n_jobs):
+            run_level(log, adj, level, alpha, stable, progress)
         logger.debug("PC order %d: %d edges left", level, int(np.triu(adj, 1).sum()))
         level += 1
     return log.build(adj, time.perf_counter() - start, "pc",
                      {"alpha": alpha, "max_order": max_order, "stable": stable})
+
+
+def _level(log: PairLog, adj: np.ndarray, level: int, alpha: float, stable: bool, progress: bool) -> None:
+    """One level, one test call at a time (live adjacencies unless ``stable``); edits ``adj``."""
+    n_vars = adj.shape[0]
+    frozen = [np.flatnonzero(adj[x]).tolist() for x in range(n_vars)] if stable else None
+    edges = list(zip(*np.nonzero(np.triu(adj, 1))))
+    for u, v in tqdm(edges, desc=f"PC order {level}", disable=not progress, leave=False):
+        for x, y in ((u, v), (v, u)):
+            pool = frozen[x] if stable else np.flatnonzero(adj[x]).tolist()
+            if len(pool) - 1 < level:
+                continue
+            sets = combinations([w for w in pool if w != y], level) if level else [()]
+            if any(log(x, y, S) > alpha for S in sets):
+                adj[u, v] = adj[v, u] = False
+                break
+
+
+def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, stable: bool,
+                   progress: bool) -> None:
+    """One PC-stable level in compiled batches of pairs (same tests, records and counts)."""
+    settings = TestSettings(log.test)
+    frozen = adj.copy()
+    us, vs = np.nonzero(np.triu(frozen, 1))
+    bar = tqdm(total=len(us), desc=f"PC order {level}", disable=not progress, leave=False)
+    for lo in range(0, len(us), _BATCH_PAIRS):
+        pairs = (us[lo:lo + _BATCH_PAIRS], vs[lo:lo + _BATCH_PAIRS])
+        removed, n_tests, best_p, best_sets = pc_level(settings, frozen, pairs, level, alpha)
+        log.record_batch(pairs[0], pairs[1], level, n_tests, best_p, best_sets)
+        adj[pairs[0][removed], pairs[1][removed]] = adj[pairs[1][removed], pairs[0][removed]] = False
+        bar.update(len(pairs[0]))
+    bar.close()
 
 
 def orient_v_structures(skeleton: np.ndarray, sepsets: dict[tuple[int, int], list[int]]) -> np.ndarray:
@@ -93,10 +128,11 @@ def orient_v_structures(skeleton: np.ndarray, sepsets: dict[tuple[int, int], lis
 
 
 def pc(test, n_vars: int, alpha: float = 0.05, max_order: int | None = None,
-       stable: bool = True, progress: bool = False) -> tuple[np.ndarray, Restriction]:
+       stable: bool = True, progress: bool = False, batched: bool = True,
+       n_jobs: int = 1) -> tuple[np.ndarray, Restriction]:
     """Full PC: skeleton, v-structures from separating sets, Meek rules -> (CPDAG, restriction)."""
     restriction = pc_skeleton(test, n_vars, alpha=alpha, max_order=max_order, stable=stable,
-                              progress=progress)
+                              progress=progress, batched=batched, n_jobs=n_jobs)
     rec = restriction.records
     removed = rec[~rec["allowed"]]
     sepsets = {(int(u), int(v)): list(s) for u, v, s in zip(removed["u"], removed["v"], removed["sepset"])}

@@ -156,6 +156,18 @@ class PairLog:
             self.best_set[(u, v)] = tuple(sorted(S))
         return p
 
+    def record_batch(self, us, vs, order: int, n_tests, best_p, best_sets) -> None:
+        """Log a batch of pairs' distinct tests of one order (``n_tests`` each, never repeated
+        earlier) whose first largest p-value was ``best_p`` with set ``best_sets``."""
+        if np.sum(n_tests):
+            self.tests_by_order[order] = self.tests_by_order.get(order, 0) + int(np.sum(n_tests))
+        current = self.best_p[us, vs]
+        better = (np.asarray(n_tests) > 0) & ~(best_p <= current)
+        for u, v, p, S in zip(us[better].tolist(), vs[better].tolist(), best_p[better].tolist(),
+                              np.asarray(best_sets)[better].tolist()):
+            self.best_p[u, v] = p
+            self.best_set[(u, v)] = tuple(S)
+
     def build(self, allowed: np.ndarray, time_seconds: float, method: str,
               params: dict[str, Any]) -> Restriction:
         """Restriction with this log's records for the final symmetric ``allowed`` matrix."""

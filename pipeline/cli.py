@@ -93,7 +93,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "-j", "--jobs", type=_positive_int, default=1,
-        help="parallel workers: scoring threads of one run, job processes of a grid (default 1)",
+        help="parallel workers: scoring and PC test threads of one run, job processes of a grid (default 1)",
     )
     group.add_argument(
         "--quiet", action="store_true", help="no progress bars (also hidden when stderr is not a terminal)"

@@ -122,7 +122,8 @@ RESTRICT_MODULES = {"none": [], "pc": ["constraints.pc"], "pmms": ["constraints.
 def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False,
                    n_jobs: int = 1) -> Artifact:
     """Restriction: which edges the score stage may use (PC skeleton, PMMS, MMPC, cops, or the
-    sparse candidate parents of :mod:`scores.identification`, computed in ``n_jobs`` threads).
+    sparse candidate parents of :mod:`scores.identification`); the candidate scores and the PC
+    tests are computed in ``n_jobs`` threads.
 
     For cops-and-robbers the tree decomposition it found (Talvitie & Parviainen, section 3.1)
     is kept in the metadata (``bags``, ``tree_edges``, ``treewidth``) for ``--within-bags``.
@@ -147,7 +148,8 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
             extra = _decomposition_meta(found)
         elif cfg.method == "pc":
             algorithm = _module("constraints.pc", "restrict").pc_skeleton
-            restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress)
+            restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress,
+                                    n_jobs=n_jobs)
         else:
             algorithm = getattr(_module("constraints.pmms", "restrict"), cfg.method)
             restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress)

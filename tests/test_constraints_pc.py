@@ -105,3 +105,28 @@ def test_bad_arguments(kwargs):
         pc_skeleton(oracle, 3, **kwargs)
     with pytest.raises(ValueError):
         pc(oracle, 3, **kwargs)
+
+
+@pytest.mark.parametrize("name,rows", [("alarm", 2000), ("insurance", 1000), ("child", 500),
+                                       ("hailfinder", 1000)])
+@pytest.mark.parametrize("statistic", ["g2", "x2"])
+@pytest.mark.parametrize("df_adjust", ["adf", "none"])
+def test_batched_pc_equals_one_test_at_a_time(name, rows, statistic, df_adjust):
+    """Compiled batched levels give the per-test PC-stable's skeleton, records and counts."""
+    net = load_network(name)
+    ds = forward_sample(net, rows, seed=5)
+    runs = [pc_skeleton(CITest(ds.data, ds.arities, statistic=statistic, df_adjust=df_adjust),
+                        net.n_vars, max_order=2, batched=batched) for batched in (True, False)]
+    fast, slow = runs
+    assert np.array_equal(fast.allowed, slow.allowed)
+    assert fast.tests_by_order == slow.tests_by_order and fast.removed_by_order == slow.removed_by_order
+    assert fast.records.drop(columns="sepset").equals(slow.records.drop(columns="sepset"))
+    assert list(fast.records["sepset"]) == list(slow.records["sepset"])
+    assert fast.n_tests > net.n_vars * (net.n_vars - 1) // 2  # order 1 and 2 tests ran
+
+
+def test_full_pc_batched_equals_one_test_at_a_time(alarm_data):
+    net, data, arities = alarm_data
+    (c1, r1), (c2, r2) = (pc(CITest(data, arities, min_rows_per_df=0), net.n_vars, max_order=3,
+                             batched=b) for b in (True, False))
+    assert np.array_equal(c1, c2) and r1.tests_by_order == r2.tests_by_order

@@ -1,0 +1,115 @@
+"""PC-stable on large networks: compiled batched levels against the targets of issue 18, and
+the PC of pgmpy, causal-learn and pyAgrum on the same data where installed.
+
+Per network (own forward samples, seed 0): distinct tests, CPU and wall seconds of our batched
+PC-stable (x2, alpha 0.05, order <= 1 by default) on ``--jobs`` threads, microseconds per test,
+the target CPU seconds, and the per-test path's microseconds per test on the first
+``--sample-pairs`` pairs at order 0 with the ratio to ours (a same-run figure; the per-test
+PC's own loop adds more).  Each peer runs in a subprocess killed after
+``--peer-limit`` seconds (reported as "> limit").
+
+    .venv/bin/python bench/pc_scale.py                                 # andes, link, munin2, munin
+    .venv/bin/python bench/pc_scale.py --networks andes link --jobs 2 --peer-limit 120
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from constraints.citests import CITest  # noqa: E402
+from constraints.pc import pc_skeleton  # noqa: E402
+from pipeline.benchmarks import load_network  # noqa: E402
+from pipeline.sampling import forward_sample  # noqa: E402
+
+TARGET_CPU = {"andes": 1.5, "link": 20.0, "munin2": 60.0, "munin": 60.0}
+
+PEER_CODE = {
+    "causal-learn": """
+from causallearn.search.ConstraintBased.PC import pc
+pc(data, {alpha}, "chisq", stable=True, show_progress=False, max_k={order})""",
+    "pgmpy": """
+import pandas as pd
+from pgmpy.estimators import PC
+df = pd.DataFrame(data, columns=[f"V{{i}}" for i in range(data.shape[1])])
+PC(df).estimate(variant="stable", ci_test="chi_square", return_type="skeleton",
+                significance_level={alpha}, max_cond_vars={order}, show_progress=False)""",
+}
+
+
+def peer_seconds(name: str, data_file: str, alpha: float, order: int, limit: float) -> str:
+    """CPU seconds of one peer's PC in a subprocess, or '> limit' / 'not installed'."""
+    module = {"causal-learn": "causallearn", "pgmpy": "pgmpy", "pyAgrum": "pyagrum"}[name]
+    if name == "pyAgrum":
+        return "no PC"  # pyAgrum's constraint-based learners are MIIC and 3off2
+    code = (f"import importlib.util, sys\n"
+            f"if importlib.util.find_spec({module!r}) is None: print('missing'); sys.exit()\n"
+            f"import numpy as np, resource, warnings; warnings.filterwarnings('ignore')\n"
+            f"data = np.load({data_file!r})\n"
+            + PEER_CODE[name].format(alpha=alpha, order=order)
+            + "\nu = resource.getrusage(resource.RUSAGE_SELF); print(u.ru_utime + u.ru_stime)\n")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return f"> {limit:.0f}"
+    last = out.stdout.strip().splitlines()[-1:] or [out.stderr.strip().splitlines()[-1:]]
+    return "not installed" if last == ["missing"] else f"{float(last[0]):.1f}" if out.returncode == 0 \
+        else f"failed: {out.stderr.strip().splitlines()[-1][:60]}"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--networks", nargs="+", default=["andes", "link", "munin2", "munin"])
+    ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--max-order", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--sample-pairs", type=int, default=5000,
+                    help="order-0 pairs timed on the per-test path for the same-run ratio")
+    ap.add_argument("--peer-limit", type=float, default=60.0)
+    ap.add_argument("--no-peers", action="store_true")
+    args = ap.parse_args(argv)
+    print(f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rows={args.rows} x2 alpha={args.alpha} "
+          f"max_order={args.max_order} jobs={args.jobs} (CPU s on a shared machine)")
+    warm = np.random.default_rng(0).integers(0, 2, (50, 4))
+    pc_skeleton(CITest(warm, [2] * 4, statistic="x2"), 4, max_order=1)  # compile/load kernels
+    peers = [] if args.no_peers else ["causal-learn", "pgmpy", "pyAgrum"]
+    print(f"{'network':<10}{'vars':>6}{'tests':>11}{'cpu s':>9}{'wall s':>9}{'us/test':>9}{'target':>8}"
+          f"{'1-test us':>13}{'ratio':>7}" + "".join(f"{p:>16}" for p in peers))
+    for name in args.networks:
+        net = load_network(name)
+        data = forward_sample(net, args.rows, seed=0).data
+        arities = np.asarray(net.arities)
+        c0, w0 = time.process_time(), time.perf_counter()
+        r = pc_skeleton(CITest(data, arities, statistic="x2"), net.n_vars, alpha=args.alpha,
+                        max_order=args.max_order, n_jobs=args.jobs)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        test = CITest(data, arities, statistic="x2")  # per-test path on a sample of order-0 pairs
+        u, v = np.triu_indices(net.n_vars, 1)
+        c0 = time.process_time()
+        for a, b in zip(u[:args.sample_pairs].tolist(), v[:args.sample_pairs].tolist()):
+            test(a, b)
+        per_test = (time.process_time() - c0) / min(args.sample_pairs, len(u)) * 1e6
+        ours = cpu / r.n_tests * 1e6
+        row = (f"{name:<10}{net.n_vars:>6}{r.n_tests:>11}{cpu:>9.2f}{wall:>9.2f}{ours:>9.2f}"
+               f"{TARGET_CPU.get(name, float('nan')):>8.1f}{per_test:>13.1f}{per_test / ours:>7.1f}")
+        if peers:
+            with tempfile.TemporaryDirectory() as tmp:
+                data_file = os.path.join(tmp, "data.npy")
+                np.save(data_file, data.astype(np.int64))
+                row += "".join(f"{peer_seconds(p, data_file, args.alpha, args.max_order, args.peer_limit):>16}"
+                               for p in peers)
+        print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
