@@ -44,6 +44,7 @@ examples:
   python run.py --network andes --solver kg --treewidth 4 --time-limit 60
   python run.py --network munin --method candidates --score bic --palim 2 --solver kg --treewidth 2
   python run.py --network alarm --method cops --within-bags   # ILP inside the cops decomposition
+  python run.py --network asia --required req.csv --forbidden no.csv --tiers tiers.csv
   python run.py --list-networks
   python run.py grid grids/thesis-alpha.toml --jobs 2      # experiment grid (see docs/hpc.md)
   python run.py report output/grid-thesis-alpha/results.parquet
@@ -134,6 +135,14 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     sc.add_argument(
         "--palim", type=_optional_int, default=d.palim, help=f"parent limit, or 'none' (default {d.palim})"
     )
+    kn = parser.add_argument_group("expert knowledge (CSV files, see docs/user-guide.md)")
+    kn.add_argument("--required", metavar="FILE",
+                    help="arcs that must be in the network: header source,target (optional column directed; "
+                         "directed=false or both directions: adjacent either way)")
+    kn.add_argument("--forbidden", metavar="FILE",
+                    help="arcs that must not be: header source,target (optional column directed; false forbids both)")
+    kn.add_argument("--tiers", metavar="FILE",
+                    help="header variable,tier (integers): no arc from a later tier to an earlier one")
     so = parser.add_argument_group("solver")
     so.add_argument("--solver", default=d.solver, choices=SOLVERS, help=f"optimiser: ilp (exact), kg / kastar (treewidth-bounded, need --treewidth), ges / sges "
              f"(equivalence-class search) (default {d.solver})")
@@ -187,7 +196,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         test=args.test, alpha=args.alpha, max_order=args.max_order, score=args.score, ess=args.ess,
         palim=args.palim, solver=args.solver, time_limit=args.time_limit, treewidth=args.treewidth,
         sges_bound=args.sges_bound, within_bags=args.within_bags, candidates=args.candidates,
-        cops_time_limit=args.cops_time_limit,
+        cops_time_limit=args.cops_time_limit, required=args.required, forbidden=args.forbidden,
+        tiers=args.tiers,
     ).validated()
     check_source(cfg)
     return cfg

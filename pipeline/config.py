@@ -11,7 +11,8 @@ Restriction methods: ``none``, the CI-test learners ``pc``, ``pmms``, ``mmpc``, 
 parents of largest single-parent gain of the run's score per child, for very large networks; it
 runs no CI test, so ``test``, ``alpha`` and ``max_order`` do not apply).  ``cops_time_limit``
 stops the cops-and-robbers restriction after that many seconds (it then restricts to what it
-had found).
+had found).  ``required``, ``forbidden`` and ``tiers`` name expert-knowledge files
+(:mod:`pipeline.knowledge`), honoured by every stage.
 
 Solvers: ``ilp`` (exact; with ``treewidth`` the exact treewidth-bounded ILP, with
 ``within_bags`` families confined to the bags of the cops-and-robbers tree decomposition),
@@ -63,6 +64,9 @@ class RunConfig:
     within_bags: bool = False
     candidates: int = 16
     cops_time_limit: float | None = None
+    required: str | None = None
+    forbidden: str | None = None
+    tiers: str | None = None
 
     def validated(self) -> "RunConfig":
         """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
@@ -88,6 +92,7 @@ class RunConfig:
         if cops_time_limit is not None and self.method.lower() != "cops":
             raise ConfigError("--cops-time-limit applies to --method cops only")
         self._check_solver_options()
+        self._check_knowledge()
         return replace(
             self,
             method=self.method.lower(),
@@ -121,6 +126,20 @@ class RunConfig:
                               "(it confines the ILP to the cops tree decomposition)")
         if self.within_bags and self.treewidth is not None:
             raise ConfigError("give either --within-bags or --treewidth, not both")
+
+    def _check_knowledge(self) -> None:
+        """Read the knowledge files now: a malformed or contradictory one fails before any work."""
+        for option, value in (("--required", self.required), ("--forbidden", self.forbidden), ("--tiers", self.tiers)):
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"{option} must be a file name, got {value!r}")
+        if self.has_knowledge:
+            from .knowledge import check_solver, knowledge_of
+
+            check_solver(knowledge_of(self), self.solver.lower(), self.treewidth)
+
+    @property
+    def has_knowledge(self) -> bool:
+        return any(v is not None for v in (self.required, self.forbidden, self.tiers))
 
     def unrestricted(self) -> "RunConfig":
         """The same run without restriction (the score-only optimum G_score of the thesis)."""

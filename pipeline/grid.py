@@ -20,6 +20,9 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     within_bags = [false]         # ilp inside the cops tree decomposition (methods = ["cops"])
     time_limit = 600              # seconds per solve (omit: none)
     cops_time_limit = 600         # seconds per cops-and-robbers restriction (omit: none)
+    required = "required.csv"     # expert knowledge for every job (CSV files relative to the grid file;
+    forbidden = "forbidden.csv"   #   see pipeline.knowledge); cached by content
+    tiers = "tiers.csv"
     baseline = true               # also solve without restriction: F1 vs G_score (Su 2023, 6.1)
     score_groups = 1              # on Dask: score each job's children as this many tasks
 
@@ -75,6 +78,8 @@ LIST_KEYS = {
     "within_bags": "within_bags",
 }
 SCALAR_KEYS = {"name", "time_limit", "cops_time_limit", "baseline", "score_groups"}
+KNOWLEDGE_KEYS = ("required", "forbidden", "tiers")
+SCALAR_KEYS |= set(KNOWLEDGE_KEYS)
 
 RESULT_COLUMNS = [
     "job", "network", "rows", "seed", "method", "candidates", "test", "alpha", "max_order", "score", "ess",
@@ -141,7 +146,9 @@ def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Gri
         (field, _as_list(key, spec[key]) if key in spec else [getattr(defaults, field)])
         for key, field in LIST_KEYS.items()
     ]
-    base = RunConfig(time_limit=spec.get("time_limit"), cops_time_limit=spec.get("cops_time_limit"))
+    knowledge = {key: str(Path(base_dir, spec[key]).resolve()) if isinstance(spec[key], str) else spec[key]
+                 for key in KNOWLEDGE_KEYS if key in spec}
+    base = RunConfig(time_limit=spec.get("time_limit"), cops_time_limit=spec.get("cops_time_limit"), **knowledge)
     configs: list[RunConfig] = []
     seen: set[RunConfig] = set()
     for combo in itertools.product(*(values for _, values in axes)):
@@ -200,6 +207,12 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
         config.pop("candidates")
     if cfg.cops_time_limit is None:  # the same, for jobs cached before the cops had a time limit
         config.pop("cops_time_limit")
+    for key in KNOWLEDGE_KEYS:  # files are keyed by content; no key change without knowledge
+        config.pop(key)
+    if cfg.has_knowledge:
+        from .knowledge import knowledge_of
+
+        config["knowledge"] = knowledge_of(cfg).digest()
     return stage_key("job", JOB_VERSION, {"config": config, "baseline": baseline}, VERSIONS)
 
 

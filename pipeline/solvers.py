@@ -27,6 +27,7 @@ class SolveInputs:
     dataset: Any = None
     allowed: np.ndarray | None = None
     bags: list[list[int]] | None = None
+    knowledge: Any = None  # pipeline.knowledge.KnowledgeMatrices
 
 
 @dataclass
@@ -51,6 +52,10 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     import ilp
 
     options = {"time_limit": cfg.time_limit, "verbose": False, "seed": 0}
+    if inputs.knowledge is not None:
+        from .knowledge import ilp_options
+
+        options.update(ilp_options(inputs.knowledge))
     table = ilp.restrict_to_bags(inputs.table, inputs.bags) if cfg.within_bags else inputs.table
     if cfg.treewidth is not None:
         result = ilp.solve_bounded_treewidth(table, cfg.treewidth, **options)

@@ -1,8 +1,9 @@
 """The score stage of a large network spread over an executor (process pool or Dask cluster).
 
 The children are split into ``k`` groups; group ``g`` is one task calling
-:func:`scores.candidates.build_score_table` with the restriction narrowed so that children
-outside ``g`` have no allowed parent (each of them then costs a single empty-set score). The
+:func:`scores.candidates.build_score_table` with the restriction (and the required parents)
+narrowed so that children outside ``g`` have no allowed parent (each of them then costs a single
+empty-set score). The
 families of each group's children are merged into one table, identical to a single call.
 The pruning counters are merged exactly: every child outside its group contributes the
 counters of an empty-parent-only run, so ``sum over groups - (k - 1) * (run with no allowed
@@ -20,11 +21,12 @@ import numpy as np
 logger = logging.getLogger(__name__)
 
 
-def _score_group(data: np.ndarray, arities: np.ndarray, allowed: np.ndarray, options: dict[str, Any]):
-    """One task: a score table in which only the group's children have allowed parents."""
+def _score_group(data: np.ndarray, arities: np.ndarray, allowed: np.ndarray, required: np.ndarray,
+                 options: dict[str, Any]):
+    """One task: a score table in which only the group's children have allowed (and required) parents."""
     from scores.candidates import build_score_table
 
-    return build_score_table(data, arities, allowed=allowed, **options)
+    return build_score_table(data, arities, allowed=allowed, required=required, **options)
 
 
 def split_score_table(
@@ -34,9 +36,11 @@ def split_score_table(
     n_groups: int,
     allowed: np.ndarray | None = None,
     names: list[str] | None = None,
+    required: np.ndarray | None = None,
     **options: Any,
 ):
-    """Score table of ``build_score_table(data, arities, allowed=allowed, names=names, **options)``
+    """Score table of ``build_score_table(data, arities, allowed=allowed, required=required, names=names,
+    **options)``
     computed as ``n_groups`` tasks on ``executor`` (see the module docstring)."""
     from scores.table import ScoreTable
 
@@ -44,13 +48,14 @@ def split_score_table(
     n = data.shape[1]
     base = np.ones((n, n), dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool).copy()
     np.fill_diagonal(base, False)
+    need = np.zeros_like(base) if required is None else np.asarray(required, dtype=bool)
     groups = [g for g in np.array_split(np.arange(n), max(1, min(int(n_groups), n))) if g.size]
     tasks = []
     for group in groups:
-        narrowed = np.zeros_like(base)
-        narrowed[:, group] = base[:, group]
-        tasks.append((data, arities, narrowed, options))
-    tasks.append((data, arities, np.zeros_like(base), options))  # every child: empty set only
+        narrowed, narrowed_need = np.zeros_like(base), np.zeros_like(base)
+        narrowed[:, group], narrowed_need[:, group] = base[:, group], need[:, group]
+        tasks.append((data, arities, narrowed, narrowed_need, options))
+    tasks.append((data, arities, np.zeros_like(base), np.zeros_like(base), options))  # every child: empty set only
     tables: dict[int, Any] = {}
     for i, table, exc in executor.map_unordered(_score_group, tasks):
         if exc is not None:
@@ -69,7 +74,7 @@ def split_score_table(
     meta.update(
         counts=counts,
         time_s=time.perf_counter() - start,
-        restricted=bool((~base).sum() > n),
+        restricted=bool((~base).sum() > n) or bool(need.any()),
         groups=len(groups),
     )
     logger.info("scored %d children in %d groups in %.2f s", n, len(groups), meta["time_s"])

@@ -100,14 +100,32 @@ def restrict_params(cfg: RunConfig) -> dict[str, Any]:
         params = {"method": "cops", "test": cfg.test, "alpha": cfg.alpha}
         if cfg.cops_time_limit is not None:  # (absent when unset, as before the option existed)
             params["time_limit"] = cfg.cops_time_limit
-        return params
+        return _with_knowledge(params, cfg, adjacency_only=True)
     if cfg.method == "candidates":  # no CI test: the pairwise gains of the run's score
         params: dict[str, Any] = {"method": "candidates", "candidates": cfg.candidates,
                                   "conditional": CANDIDATES_CONDITIONAL, "score": cfg.score}
         if cfg.score == "bdeu":
             params["ess"] = cfg.ess
         return params
-    return {"method": cfg.method, "test": cfg.test, "alpha": cfg.alpha, "max_order": cfg.max_order}
+    params = {"method": cfg.method, "test": cfg.test, "alpha": cfg.alpha, "max_order": cfg.max_order}
+    return _with_knowledge(params, cfg, adjacency_only=True)
+
+
+def _with_knowledge(params: dict[str, Any], cfg: RunConfig, adjacency_only: bool = False) -> dict[str, Any]:
+    """``params`` plus the content hash of the run's knowledge (unchanged keys without any)."""
+    if cfg.has_knowledge:
+        knowledge = _module("pipeline.knowledge", "knowledge").knowledge_of(cfg)
+        digest = knowledge.adjacency_digest() if adjacency_only else knowledge.digest()
+        if digest is not None:
+            params = {**params, "knowledge": digest}
+    return params
+
+
+def knowledge_matrices(cfg: RunConfig, data: Artifact):
+    """The run's :class:`pipeline.knowledge.KnowledgeMatrices` over the data's variables (None: none)."""
+    if not cfg.has_knowledge:
+        return None
+    return _module("pipeline.knowledge", "knowledge").knowledge_of(cfg).matrices(names_of(data))
 
 
 CANDIDATES_CONDITIONAL = 4
@@ -141,6 +159,9 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         citests = _module("constraints.citests", "restrict")
         test = citests.CITest(dataset.data, dataset.arities, statistic=cfg.test)
         n = dataset.data.shape[1]
+        know = knowledge_matrices(cfg, data)
+        if know is not None:  # required adjacencies are never tested, never removed
+            test = _module("pipeline.knowledge", "restrict").KeepAdjacent(test, know.adjacent)
         extra: dict[str, Any] = {}
         if cfg.method == "cops":
             restriction, found = _module("constraints.cops", "restrict").cops_restriction(
@@ -153,6 +174,8 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         else:
             algorithm = getattr(_module("constraints.pmms", "restrict"), cfg.method)
             restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress)
+        if know is not None:
+            restriction = _module("pipeline.knowledge", "restrict").keep_adjacent(restriction, know.adjacent)
         meta = {**restriction.meta(), "n_pairs": n * (n - 1) // 2, **extra}
         return {"restriction": restriction.to_frame()}, meta
 
@@ -258,7 +281,7 @@ def score_params(cfg: RunConfig) -> dict[str, Any]:
     params: dict[str, Any] = {"score": cfg.score, "palim": cfg.palim}
     if cfg.score == "bdeu":
         params["ess"] = cfg.ess
-    return params
+    return _with_knowledge(params, cfg)
 
 
 def scores_stage(
@@ -284,6 +307,9 @@ def scores_stage(
         n = dataset.data.shape[1]
         options = {"score": cfg.score, "ess": cfg.ess, "palim": cfg.palim}
         allowed, names = allowed_of(restrict), list(dataset.names)
+        know = knowledge_matrices(cfg, data)
+        if know is not None:  # forbidden arcs never scored, required parents in every set
+            allowed, options["required"] = know.restrict(allowed), know.required
         if executor is not None and groups > 1:
             from .split_scores import split_score_table
 
@@ -326,7 +352,7 @@ def solve_params(cfg: RunConfig) -> dict[str, Any]:
         params.update(score_params(cfg))
         if cfg.solver == "sges":
             params["sges_bound"] = cfg.sges_bound
-    return params
+    return _with_knowledge(params, cfg)
 
 
 def solve_stage(
@@ -341,14 +367,18 @@ def solve_stage(
     names = names_of(data)
 
     def compute():
-        inputs = SolveInputs(names=names)
+        inputs = SolveInputs(names=names, knowledge=knowledge_matrices(cfg, data))
         if scores is not None:
             inputs.table = table_of(scores, names)
         else:
             inputs.dataset, inputs.allowed = dataset_of(data), allowed_of(restrict)
+            if inputs.knowledge is not None:
+                inputs.allowed = inputs.knowledge.restrict(inputs.allowed)
         if cfg.within_bags:
             inputs.bags = bags_of(restrict)
         solution = SOLVE[cfg.solver](cfg, inputs)
+        if inputs.knowledge is not None:
+            _module("pipeline.knowledge", "solve").check_solution(inputs.knowledge, solution.parent_sets, cfg.solver)
         frame = pd.DataFrame({
             "child": np.arange(len(solution.parent_sets), dtype="int32"),
             "parents": [list(ps) for ps in solution.parent_sets],
@@ -420,6 +450,7 @@ def run_stages(
     """
     last = STAGES.index(upto)
     out: dict[str, Artifact] = {"data": data_stage(cache, cfg)}
+    knowledge_matrices(cfg, out["data"])  # unknown variable names fail before the other stages
     if last >= 1:
         out["restrict"] = restrict_stage(cache, cfg, out["data"], progress, n_jobs)
     if last >= 2 and cfg.solver in TABLE_SOLVERS:

@@ -31,6 +31,22 @@ def test_split_equals_single_call(groups, restricted):
     assert split.meta["restricted"] == whole.meta["restricted"]
 
 
+def test_split_with_required_parents_equals_single_call():
+    """Required parents are narrowed with the groups (they used to clash with the narrowed allowed)."""
+    ds = forward_sample(load_network("asia"), 600, 4)
+    n = ds.data.shape[1]
+    required = np.zeros((n, n), dtype=bool)
+    required[0, 1] = required[2, 5] = required[3, 5] = True
+    allowed = ~np.eye(n, dtype=bool)
+    allowed[1, 0] = allowed[7, 6] = False
+    options = {"score": "bic", "ess": 1.0, "palim": 3, "allowed": allowed, "required": required}
+    whole = build_score_table(ds.data, ds.arities, names=ds.names, **options)
+    split = split_score_table(LocalExecutor(1), ds.data, ds.arities, 3, names=ds.names, **options)
+    assert split.families == whole.families
+    assert split.meta["counts"] == whole.meta["counts"] and split.meta["restricted"]
+    assert all({2, 3} <= set(ps) for ps in split.families[5])
+
+
 def test_grid_jobs_split_scores_on_dask(tmp_path):
     distributed = pytest.importorskip("distributed")
     text = 'networks = ["asia"]\nrows = 400\npalims = [2]\nbaseline = false\n'

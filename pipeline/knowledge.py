@@ -1,0 +1,355 @@
+"""Expert knowledge: required and forbidden arcs and temporal tiers, read, checked and applied.
+
+Files (CSV with a header; blank lines are skipped):
+
+* ``--required FILE`` / ``--forbidden FILE``: ``source,target`` per line, an arc
+  ``source -> target`` (bnlearn's whitelist / blacklist). An optional ``directed`` column
+  (true/false) marks an undirected line: a forbidden one forbids both directions, a required one
+  requires the two variables to be adjacent in either direction. Listing a required pair in both
+  directions means the same undirected requirement.
+* ``--tiers FILE``: ``variable,tier`` per line, an integer tier (Tetrad's tiers): no arc from a
+  later tier to an earlier one; variables in no tier are unconstrained.
+
+A forbidden or tier-excluded direction of an undirected requirement leaves the other direction
+required. Contradictions (an arc both required and excluded, a cycle of required arcs) are found
+from the files alone; unknown variable names once the data's names are known. Every stage reads
+:class:`KnowledgeMatrices`: the restriction keeps the required adjacencies, the scores stage
+scores only parent sets within ``allowed`` that contain the ``required`` parents, the solvers
+check the learned DAG against them.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from graphs.dag import find_cycle
+
+TRUE_WORDS = {"true", "yes", "1", "t", "y"}
+FALSE_WORDS = {"false", "no", "0", "f", "n"}
+
+
+class KnowledgeError(ValueError):
+    """A malformed or contradictory knowledge file; the message names the option and the line."""
+
+
+@dataclass(frozen=True)
+class Arc:
+    source: str
+    target: str
+    where: str  # "--required FILE line N", for messages
+
+    def __str__(self) -> str:
+        return f"{self.source} -> {self.target}"
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """Parsed knowledge by variable name: required arcs, required adjacencies, forbidden arcs, tiers."""
+
+    required: tuple[Arc, ...] = ()
+    adjacent: tuple[Arc, ...] = ()  # undirected requirements: source - target
+    forbidden: tuple[Arc, ...] = ()
+    tiers: tuple[tuple[str, int, str], ...] = ()  # (variable, tier, where)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.required or self.adjacent or self.forbidden or self.tiers)
+
+    def digest(self) -> str:
+        """Content hash (names only, order-free) for the cache keys of the stages it affects."""
+        content = {"required": sorted((a.source, a.target) for a in self.required),
+                   "adjacent": sorted(sorted((a.source, a.target)) for a in self.adjacent),
+                   "forbidden": sorted((a.source, a.target) for a in self.forbidden),
+                   "tiers": sorted((v, t) for v, t, _ in self.tiers)}
+        return _sha(content)
+
+    def adjacency_digest(self) -> str | None:
+        """Hash of the required adjacencies alone (all a CI restriction depends on), None if none."""
+        pairs = sorted({tuple(sorted((a.source, a.target))) for a in self.required + self.adjacent})
+        return _sha(pairs) if pairs else None
+
+    @property
+    def directional(self) -> bool:
+        """Whether some constraint concerns one direction of a pair only (tiers, one-way arcs)."""
+        one_way = {(a.source, a.target) for a in self.forbidden}
+        return bool(self.required or self.tiers or any((t, s) not in one_way for s, t in one_way))
+
+    def matrices(self, names: list[str]) -> "KnowledgeMatrices":
+        """The constraints as boolean matrices over ``names``; an unknown name raises."""
+        index = {name: i for i, name in enumerate(names)}
+
+        def at(name: str, where: str) -> int:
+            if name not in index:
+                raise KnowledgeError(f"{where}: unknown variable {name!r} (not a column of the data)")
+            return index[name]
+
+        n = len(names)
+        required = np.zeros((n, n), dtype=bool)
+        adjacent = np.zeros((n, n), dtype=bool)
+        allowed = ~np.eye(n, dtype=bool)
+        for a in self.required:
+            required[at(a.source, a.where), at(a.target, a.where)] = True
+        for a in self.adjacent:
+            adjacent[at(a.source, a.where), at(a.target, a.where)] = True
+        for a in self.forbidden:
+            allowed[at(a.source, a.where), at(a.target, a.where)] = False
+        tier = np.full(n, -1, dtype=np.int64)
+        for name, t, where in self.tiers:
+            tier[at(name, where)] = t
+        tiered = tier >= 0
+        allowed &= ~(np.outer(tiered, tiered) & (tier[:, None] > tier[None, :]))
+        adjacent |= adjacent.T
+        return KnowledgeMatrices(names=list(names), required=required, adjacent=adjacent | required | required.T,
+                                 allowed=allowed)
+
+
+@dataclass
+class KnowledgeMatrices:
+    """``required[p, c]``: arc p -> c must be in the DAG; ``adjacent``: symmetric, pairs that must be
+    adjacent (required arcs included); ``allowed[p, c]``: p may be a parent of c (no forbidden arc, no
+    tier violation, diagonal False)."""
+
+    names: list[str]
+    required: np.ndarray
+    adjacent: np.ndarray
+    allowed: np.ndarray
+
+    @property
+    def undirected(self) -> np.ndarray:
+        """Required adjacencies of no fixed direction, as pairs ``u < v``."""
+        free = self.adjacent & ~(self.required | self.required.T)
+        return np.argwhere(np.triu(free, 1))
+
+    def restrict(self, allowed: np.ndarray | None) -> np.ndarray:
+        """A restriction's ``allowed[p, c]`` (None: every arc) with the required adjacencies put
+        back and the forbidden and tier-excluded arcs taken out."""
+        base = np.ones_like(self.allowed) if allowed is None else np.asarray(allowed, dtype=bool)
+        return (base | self.adjacent) & self.allowed
+
+    def violations(self, dag: np.ndarray) -> list[str]:
+        """The constraints a DAG (``dag[p, c]`` for p -> c) breaks, as readable arcs."""
+        name = self.names
+        out = [f"required {name[p]} -> {name[c]} missing" for p, c in np.argwhere(self.required & ~dag)]
+        out += [f"forbidden {name[p]} -> {name[c]} present" for p, c in np.argwhere(dag & ~self.allowed)]
+        out += [f"required adjacency {name[u]} - {name[v]} missing"
+                for u, v in np.argwhere(np.triu(self.adjacent & ~(dag | dag.T), 1))]
+        return out
+
+
+def _sha(content) -> str:
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------- reading
+
+def _rows(path: str | Path, option: str, columns: tuple[str, ...], optional: tuple[str, ...] = ()):
+    """``(line number, {column: text})`` for each non-blank data line of a CSV knowledge file."""
+    path = Path(path)
+    if not path.is_file():
+        raise KnowledgeError(f"{option}: file not found: {path}")
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        lines = [(i, row) for i, row in enumerate(csv.reader(handle), 1) if any(c.strip() for c in row)]
+    if not lines:
+        raise KnowledgeError(f"{option} {path}: empty file (expected a header {','.join(columns)})")
+    head_line, header = lines[0]
+    header = [h.strip().lower() for h in header]
+    unknown = [h for h in header if h not in columns + optional]
+    if unknown or any(c not in header for c in columns) or len(set(header)) != len(header):
+        raise KnowledgeError(f"{option} {path} line {head_line}: header must be {','.join(columns)}"
+                             + (f" (optional column {', '.join(optional)})" if optional else "")
+                             + f", got {','.join(header)!r}")
+    for number, row in lines[1:]:
+        if len(row) != len(header):
+            raise KnowledgeError(f"{option} {path} line {number}: expected {len(header)} fields, got {len(row)}")
+        values = {h: c.strip() for h, c in zip(header, row)}
+        if any(not values[c] for c in columns):
+            raise KnowledgeError(f"{option} {path} line {number}: empty field")
+        yield number, values
+
+
+def read_arcs(path: str | Path, option: str) -> tuple[list[Arc], list[Arc]]:
+    """Directed and undirected arcs of a ``source,target[,directed]`` file."""
+    directed, undirected = [], []
+    for number, row in _rows(path, option, ("source", "target"), ("directed",)):
+        arc = Arc(row["source"], row["target"], f"{option} {path} line {number}")
+        if arc.source == arc.target:
+            raise KnowledgeError(f"{arc.where}: {arc} is a self-loop")
+        flag = row.get("directed", "true").lower()
+        if flag not in TRUE_WORDS | FALSE_WORDS:
+            raise KnowledgeError(f"{arc.where}: directed must be true or false, got {row['directed']!r}")
+        (directed if flag in TRUE_WORDS else undirected).append(arc)
+    return directed, undirected
+
+
+def read_tiers(path: str | Path, option: str = "--tiers") -> list[tuple[str, int, str]]:
+    """``(variable, tier, where)`` of a ``variable,tier`` file (integer tiers, each variable once)."""
+    out, seen = [], {}
+    for number, row in _rows(path, option, ("variable", "tier")):
+        where = f"{option} {path} line {number}"
+        try:
+            tier = int(row["tier"])
+        except ValueError:
+            raise KnowledgeError(f"{where}: tier must be an integer, got {row['tier']!r}") from None
+        if tier < 0:
+            raise KnowledgeError(f"{where}: tier must be a non-negative integer, got {tier}")
+        if row["variable"] in seen:
+            raise KnowledgeError(f"{where}: variable {row['variable']!r} already has a tier (line {seen[row['variable']]})")
+        seen[row["variable"]] = number
+        out.append((row["variable"], tier, where))
+    return out
+
+
+def read_knowledge(required: str | Path | None = None, forbidden: str | Path | None = None,
+                   tiers: str | Path | None = None) -> Knowledge:
+    """Read and cross-check the knowledge files (see the module docstring); raises :class:`KnowledgeError`."""
+    req, adj = read_arcs(required, "--required") if required is not None else ([], [])
+    fdir, fund = read_arcs(forbidden, "--forbidden") if forbidden is not None else ([], [])
+    forbid = fdir + fund + [Arc(a.target, a.source, a.where) for a in fund]
+    tier_list = read_tiers(tiers) if tiers is not None else []
+    tier_of = {v: t for v, t, _ in tier_list}
+    banned = {(a.source, a.target): a for a in forbid}
+
+    def exclusion(s: str, t: str) -> str | None:
+        """Why ``s -> t`` cannot be an arc (None: it can)."""
+        if (s, t) in banned:
+            return f"forbidden ({banned[(s, t)].where})"
+        if s in tier_of and t in tier_of and tier_of[s] > tier_of[t]:
+            return f"against the tiers ({s} in tier {tier_of[s]}, {t} in tier {tier_of[t]})"
+        return None
+
+    both_ways = {(a.source, a.target) for a in req} & {(a.target, a.source) for a in req}
+    adj += [a for a in req if (a.source, a.target) in both_ways and a.source < a.target]
+    req = [a for a in req if (a.source, a.target) not in both_ways]
+    directed, undirected = list(req), []
+    for a in adj:
+        out, back = exclusion(a.source, a.target), exclusion(a.target, a.source)
+        if out and back:
+            raise KnowledgeError(f"{a.where}: required adjacency {a.source} - {a.target} contradicts "
+                                 f"{a} {out} and {a.target} -> {a.source} {back}")
+        if out or back:
+            directed.append(Arc(a.target, a.source, a.where) if out else a)
+        else:
+            undirected.append(a)
+    for a in directed:
+        why = exclusion(a.source, a.target)
+        if why:
+            raise KnowledgeError(f"{a.where}: required arc {a} is {why}")
+    _check_acyclic(directed)
+    return Knowledge(required=_unique(directed), adjacent=_unique(undirected), forbidden=_unique(forbid),
+                     tiers=tuple(tier_list))
+
+
+def _unique(arcs: list[Arc]) -> tuple[Arc, ...]:
+    seen: dict[tuple[str, str], Arc] = {}
+    for a in arcs:
+        seen.setdefault((a.source, a.target), a)
+    return tuple(seen.values())
+
+
+def _check_acyclic(arcs: list[Arc]) -> None:
+    names = sorted({a.source for a in arcs} | {a.target for a in arcs})
+    index = {n: i for i, n in enumerate(names)}
+    A = np.zeros((len(names), len(names)), dtype=bool)
+    for a in arcs:
+        A[index[a.source], index[a.target]] = True
+    cycle = find_cycle(A)
+    if cycle is not None:
+        shown = ", ".join(f"{names[u]} -> {names[v]}" for u, v in zip(cycle, cycle[1:] + cycle[:1]))
+        raise KnowledgeError(f"--required: the required arcs form a directed cycle: {shown}")
+
+
+def knowledge_of(cfg) -> Knowledge:
+    """The knowledge named by a run configuration's ``required``, ``forbidden`` and ``tiers``."""
+    return read_knowledge(cfg.required, cfg.forbidden, cfg.tiers)
+
+
+SOLVERS_FOR_UNDIRECTED = ("ilp",)
+
+
+def check_solver(knowledge: Knowledge, solver: str, treewidth: int | None) -> None:
+    """Refuse, before any work, a solver that cannot honour this knowledge."""
+    if knowledge.adjacent and (solver not in SOLVERS_FOR_UNDIRECTED or treewidth is not None):
+        a = knowledge.adjacent[0]
+        raise KnowledgeError(f"--required: the undirected requirement {a.source} - {a.target} ({a.where}) "
+                             "is enforced by --solver ilp without --treewidth only; give it a direction")
+    if solver in ("ges", "sges") and knowledge.directional:
+        raise KnowledgeError(f"--solver {solver} searches equivalence classes and cannot honour required arcs, "
+                             "one-way forbidden arcs or tiers; use --solver ilp, kg or kastar "
+                             "(GES takes forbidden pairs, listed both ways or with directed=false)")
+
+
+# ------------------------------------------------------------------------------- CI restriction
+
+class KeepAdjacent:
+    """A CI test that answers "dependent" (p = 0, not computed) for the pairs that must stay adjacent.
+
+    Every restriction learner (PC, PMMS, MMPC, cops) then keeps those pairs and conditions on them
+    as on any neighbour; :func:`keep_adjacent` puts them back in whatever the learner returns.
+    """
+
+    def __init__(self, test, adjacent: np.ndarray):
+        self.test = test
+        self.adjacent = np.asarray(adjacent, dtype=bool)
+
+    def __call__(self, x: int, y: int, S=()):
+        if self.adjacent[x, y]:
+            from constraints.citests import CIResult
+
+            return CIResult(0.0, float("inf"), 0)
+        return self.test(x, y, S)
+
+    def __getattr__(self, name):
+        return getattr(self.test, name)
+
+
+def keep_adjacent(restriction, adjacent: np.ndarray):
+    """``restriction`` (a :class:`constraints.restriction.Restriction`) with every required pair allowed."""
+    adjacent = np.asarray(adjacent, dtype=bool)
+    if not (adjacent & ~restriction.allowed).any():
+        return restriction
+    records = restriction.records.copy()
+    records["allowed"] = records["allowed"].to_numpy(dtype=bool) | adjacent[records["u"], records["v"]]
+    restriction.records = records
+    restriction.allowed = restriction.allowed | adjacent
+    return restriction
+
+
+# ------------------------------------------------------------------------------------- solvers
+
+def ilp_options(know: KnowledgeMatrices) -> dict:
+    """Options of :func:`ilp.solve_ilp` enforcing the knowledge: required and forbidden arcs, and a
+    row ``sum of the families making u, v adjacent >= 1`` per undirected requirement."""
+    options = {"required_arcs": [tuple(a) for a in np.argwhere(know.required).tolist()],
+               "forbidden_arcs": [tuple(a) for a in np.argwhere(~know.allowed & ~np.eye(len(know.names), dtype=bool)).tolist()]}
+    pairs = know.undirected.tolist()
+    if pairs:
+        def extend(fm):
+            from pyscipopt import quicksum
+
+            problem = fm.problem
+            for u, v in pairs:
+                families = [f for f, (c, ps) in enumerate(zip(problem.child.tolist(), problem.parents))
+                            if (c == v and u in ps) or (c == u and v in ps)]
+                fm.model.addCons(quicksum(fm.x[f] for f in families) >= 1, name=f"adjacent({u},{v})")
+            return []
+
+        options["extend"] = extend
+    return options
+
+
+def check_solution(know: KnowledgeMatrices, parent_sets, solver: str) -> None:
+    """Raise if a solver's DAG breaks the knowledge (it cannot honour it on this table)."""
+    n = len(know.names)
+    dag = np.zeros((n, n), dtype=bool)
+    for child, parents in enumerate(parent_sets):
+        dag[list(parents), child] = True
+    broken = know.violations(dag)
+    if broken:
+        raise KnowledgeError(f"--solver {solver} could not honour the knowledge: {'; '.join(broken[:5])}"
+                             + (f" (and {len(broken) - 5} more)" if len(broken) > 5 else ""))
