@@ -21,9 +21,10 @@ check the learned DAG against them.
 from __future__ import annotations
 
 import csv
+import itertools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -199,7 +200,8 @@ def read_tiers(path: str | Path, option: str = "--tiers") -> list[tuple[str, int
         if tier < 0:
             raise KnowledgeError(f"{where}: tier must be a non-negative integer, got {tier}")
         if row["variable"] in seen:
-            raise KnowledgeError(f"{where}: variable {row['variable']!r} already has a tier (line {seen[row['variable']]})")
+            raise KnowledgeError(f"{where}: variable {row['variable']!r} already has a tier "
+                                 f"(line {seen[row['variable']]})")
         seen[row["variable"]] = number
         out.append((row["variable"], tier, where))
     return out
@@ -315,9 +317,7 @@ def keep_adjacent(restriction, adjacent: np.ndarray):
         return restriction
     records = restriction.records.copy()
     records["allowed"] = records["allowed"].to_numpy(dtype=bool) | adjacent[records["u"], records["v"]]
-    restriction.records = records
-    restriction.allowed = restriction.allowed | adjacent
-    return restriction
+    return replace(restriction, allowed=restriction.allowed | adjacent, records=records)
 
 
 # ------------------------------------------------------------------------------------- solvers
@@ -325,8 +325,9 @@ def keep_adjacent(restriction, adjacent: np.ndarray):
 def ilp_options(know: KnowledgeMatrices) -> dict:
     """Options of :func:`ilp.solve_ilp` enforcing the knowledge: required and forbidden arcs, and a
     row ``sum of the families making u, v adjacent >= 1`` per undirected requirement."""
+    excluded = ~know.allowed & ~np.eye(len(know.names), dtype=bool)
     options = {"required_arcs": [tuple(a) for a in np.argwhere(know.required).tolist()],
-               "forbidden_arcs": [tuple(a) for a in np.argwhere(~know.allowed & ~np.eye(len(know.names), dtype=bool)).tolist()]}
+               "forbidden_arcs": [tuple(a) for a in np.argwhere(excluded).tolist()]}
     pairs = know.undirected.tolist()
     if pairs:
         def extend(fm):
@@ -353,3 +354,25 @@ def check_solution(know: KnowledgeMatrices, parent_sets, solver: str) -> None:
     if broken:
         raise KnowledgeError(f"--solver {solver} could not honour the knowledge: {'; '.join(broken[:5])}"
                              + (f" (and {len(broken) - 5} more)" if len(broken) > 5 else ""))
+
+
+def add_adjacency_families(table, know: KnowledgeMatrices, allowed: np.ndarray, build):
+    """``table`` plus, for each child ``c`` with undirected requirements ``c - p`` (p in P), the families
+    of ``c`` that contain each non-empty ``R`` of P, pruned given ``R`` (a set dominated by a subset
+    without a required neighbour may be the one that makes the pair adjacent).
+
+    ``build(allowed, required)`` scores a table (the scores stage's options); only ``c`` gets parents.
+    """
+    free = know.adjacent & ~(know.required | know.required.T)
+    for c in np.flatnonzero(free.any(axis=0)).tolist():
+        partners = [p for p in np.flatnonzero(free[:, c]).tolist() if allowed[p, c]]
+        for size in range(1, len(partners) + 1):
+            for extra in itertools.combinations(partners, size):
+                narrowed, need = np.zeros_like(allowed), np.zeros_like(allowed)
+                narrowed[:, c], need[:, c] = allowed[:, c], know.required[:, c]
+                need[list(extra), c] = True
+                try:
+                    table.families[c].update(build(narrowed, need).families[c])
+                except ValueError:  # more required parents than the parent limit
+                    continue
+    return table

@@ -318,6 +318,12 @@ def scores_stage(
         else:
             table = candidates.build_score_table(dataset.data, dataset.arities, allowed=allowed, names=names,
                                                  n_jobs=n_jobs, progress=progress, **options)
+        if know is not None and len(know.undirected):
+            def build(allowed_c, required_c):
+                return candidates.build_score_table(dataset.data, dataset.arities, allowed=allowed_c, names=names,
+                                                    **{**options, "required": required_c})
+
+            table = _module("pipeline.knowledge", "scores").add_adjacency_families(table, know, allowed, build)
         meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta)}
         return {"table": table.to_frame()}, meta
 

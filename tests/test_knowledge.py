@@ -1,0 +1,321 @@
+"""Expert knowledge (required / forbidden arcs, tiers): files, contradictions, and every stage honouring it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from constraints.citests import DSeparationOracle
+from constraints.cops import cops_restriction
+from constraints.pc import pc_skeleton
+from constraints.pmms import mmpc, pmms
+from graphs.dag import find_cycle
+from graphs.random_graphs import random_dag
+from ilp import solve_ilp
+from pipeline.benchmarks import load_network
+from pipeline.cache import StageCache
+from pipeline.cli import main
+from pipeline.config import RunConfig
+from pipeline.grid import job_key, parse_grid
+from pipeline.knowledge import (KeepAdjacent, KnowledgeError, add_adjacency_families, ilp_options, keep_adjacent,
+                                read_knowledge)
+from pipeline.sampling import forward_sample
+from pipeline.stages import dag_of, run_stages
+from scores.candidates import build_score_table
+from scores.table import ScoreTable
+from search.exact_dp import exact_optimum
+
+ASIA = ["asia", "tub", "smoke", "lung", "bronc", "either", "xray", "dysp"]
+
+
+def write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+# ------------------------------------------------------------------------------ files and checks
+
+def test_files_read_directed_undirected_and_tiers(tmp_path):
+    req = write(tmp_path / "r.csv", "source,target,directed\nasia,tub,true\n\nsmoke,lung,false\nxray,dysp,no\n")
+    forb = write(tmp_path / "f.csv", "Source, Target, directed\nbronc,dysp,false\nlung,either,true\n")
+    tiers = write(tmp_path / "t.csv", "variable,tier\nasia,0\nxray,2\n")
+    k = read_knowledge(req, forb, tiers)
+    assert [(a.source, a.target) for a in k.required] == [("asia", "tub")]
+    assert {(a.source, a.target) for a in k.adjacent} == {("smoke", "lung"), ("xray", "dysp")}
+    assert {(a.source, a.target) for a in k.forbidden} == {("bronc", "dysp"), ("dysp", "bronc"), ("lung", "either")}
+    m = k.matrices(ASIA)
+    i = {v: j for j, v in enumerate(ASIA)}
+    assert m.required.sum() == 1 and m.required[i["asia"], i["tub"]]
+    assert m.adjacent[i["lung"], i["smoke"]] and m.adjacent[i["tub"], i["asia"]]
+    assert not m.allowed[i["dysp"], i["bronc"]] and not m.allowed[i["bronc"], i["dysp"]]
+    assert not m.allowed[i["lung"], i["either"]] and m.allowed[i["either"], i["lung"]]
+    assert not m.allowed[i["xray"], i["asia"]] and m.allowed[i["asia"], i["xray"]]  # tiers
+    assert m.allowed[i["xray"], i["tub"]]  # tub has no tier: unconstrained
+    assert sorted(map(tuple, m.undirected.tolist())) == [(i["smoke"], i["lung"]), (i["xray"], i["dysp"])]
+
+
+def test_both_directions_required_is_an_undirected_requirement(tmp_path):
+    k = read_knowledge(write(tmp_path / "r.csv", "source,target\nlung,smoke\nsmoke,lung\n"))
+    assert not k.required and [(a.source, a.target) for a in k.adjacent] == [("lung", "smoke")]
+
+
+def test_an_excluded_direction_orients_an_undirected_requirement(tmp_path):
+    req = write(tmp_path / "r.csv", "source,target,directed\nsmoke,lung,false\n")
+    k = read_knowledge(req, forbidden=write(tmp_path / "f.csv", "source,target\nlung,smoke\n"))
+    assert [(a.source, a.target) for a in k.required] == [("smoke", "lung")] and not k.adjacent
+    k = read_knowledge(req, tiers=write(tmp_path / "t.csv", "variable,tier\nsmoke,1\nlung,0\n"))
+    assert [(a.source, a.target) for a in k.required] == [("lung", "smoke")]
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"required": "source,target\na,b\nb,c\nc,a\n"}, "directed cycle: "),
+    ({"required": "source,target\na,b\n", "forbidden": "source,target\nx,y\na,b\n"},
+     "r.csv line 2: required arc a -> b is forbidden (--forbidden"),
+    ({"required": "source,target\na,b\n", "tiers": "variable,tier\na,1\nb,0\n"},
+     "required arc a -> b is against the tiers (a in tier 1, b in tier 0)"),
+    ({"required": "source,target,directed\na,b,false\n", "forbidden": "source,target,directed\nb,a,false\n"},
+     "required adjacency a - b contradicts"),
+    ({"required": "source,target\na,a\n"}, "line 2: a -> a is a self-loop"),
+    ({"required": "from,to\na,b\n"}, "line 1: header must be source,target"),
+    ({"forbidden": "source,target\na,b\nc\n"}, "f.csv line 3: expected 2 fields, got 1"),
+    ({"forbidden": "source,target,directed\na,b,maybe\n"}, "directed must be true or false"),
+    ({"tiers": "variable,tier\na,one\n"}, "t.csv line 2: tier must be an integer"),
+    ({"tiers": "variable,tier\na,1\nb,2\na,3\n"}, "line 4: variable 'a' already has a tier (line 2)"),
+    ({"required": ""}, "empty file"),
+])
+def test_malformed_or_contradictory_files_are_one_line_errors(tmp_path, files, message):
+    paths = {key: write(tmp_path / f"{key[0]}.csv", text) for key, text in files.items()}
+    with pytest.raises(KnowledgeError) as err:
+        read_knowledge(**paths)
+    assert message in str(err.value) and "\n" not in str(err.value)
+    if "cycle" in message:
+        assert all(arc in str(err.value) for arc in ("a -> b", "b -> c", "c -> a"))
+
+
+def test_unknown_variable_names_the_file_and_line(tmp_path):
+    k = read_knowledge(forbidden=write(tmp_path / "f.csv", "source,target\nasia,tub\nasia,Tub\n"))
+    with pytest.raises(KnowledgeError, match=r"f.csv line 3: unknown variable 'Tub'"):
+        k.matrices(ASIA)
+
+
+def test_digest_is_by_content(tmp_path):
+    a = read_knowledge(write(tmp_path / "a.csv", "source,target\nasia,tub\nsmoke,lung\n"))
+    b = read_knowledge(write(tmp_path / "b.csv", "source , target\n\nsmoke,lung\nasia,tub\n"))
+    c = read_knowledge(write(tmp_path / "c.csv", "source,target\nasia,tub\n"))
+    assert a.digest() == b.digest() != c.digest()
+
+
+# ------------------------------------------------------------------------ restriction (oracle)
+
+def _restrict(method: str, oracle, n: int, adjacent: np.ndarray) -> np.ndarray:
+    """The restriction stage's rule: the test answers "dependent" on required pairs, which are put back."""
+    test = KeepAdjacent(oracle, adjacent)
+    if method == "cops":
+        restriction, _ = cops_restriction(test, n, alpha=0.05)
+    else:
+        restriction = {"pc": pc_skeleton, "pmms": pmms, "mmpc": mmpc}[method](test, n, alpha=0.05, max_order=None)
+    return keep_adjacent(restriction, adjacent).allowed, restriction
+
+
+@pytest.mark.parametrize("method", ["pc", "pmms", "mmpc", "cops"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_restriction_keeps_required_adjacencies_with_a_dseparation_oracle(method, seed):
+    n = 8
+    dag = random_dag(n, 0.3, seed=seed)
+    truth = dag | dag.T
+    rng = np.random.default_rng(seed)
+    absent = np.argwhere(np.triu(~truth, 1))
+    adjacent = np.zeros((n, n), dtype=bool)
+    for u, v in absent[rng.choice(len(absent), size=min(3, len(absent)), replace=False)]:
+        adjacent[u, v] = adjacent[v, u] = True  # required, though d-separable in the truth
+    oracle = DSeparationOracle(dag)
+    allowed, raw = _restrict(method, oracle, n, adjacent)
+    assert (allowed[adjacent]).all() and (allowed[truth]).all()
+    assert (raw.allowed[adjacent]).all()  # the test wrapper alone already keeps them
+    # with nothing required the oracle restriction is the true skeleton (PC, MMPC, cops are exact)
+    if method in ("pc", "mmpc", "cops"):
+        plain, _ = _restrict(method, DSeparationOracle(dag), n, np.zeros((n, n), dtype=bool))
+        assert np.array_equal(plain, truth)
+
+
+def test_required_pairs_are_never_tested():
+    dag = random_dag(7, 0.3, seed=4)
+    adjacent = np.zeros((7, 7), dtype=bool)
+    adjacent[0, 6] = adjacent[6, 0] = True
+    asked = []
+
+    class Spy(DSeparationOracle):
+        def __call__(self, x, y, S=()):
+            asked.append((min(x, y), max(x, y)))
+            return super().__call__(x, y, S)
+
+    pc_skeleton(KeepAdjacent(Spy(dag), adjacent), 7, max_order=None)
+    assert asked and (0, 6) not in asked
+
+
+# -------------------------------------------------------------------- exact solvers vs brute force
+
+def _filtered(table: ScoreTable, m, required: np.ndarray) -> ScoreTable:
+    """Brute force: the unpruned table minus every parent set that breaks the constraints."""
+    families = []
+    for c, fam in enumerate(table.families):
+        need = set(np.flatnonzero(required[:, c]).tolist())
+        families.append({ps: s for ps, s in fam.items()
+                         if need <= set(ps) and all(m.allowed[p, c] for p in ps)})
+    return ScoreTable(n_vars=table.n_vars, families=families, names=table.names)
+
+
+def _random_knowledge(tmp_path: Path, seed: int, undirected: bool):
+    rng = np.random.default_rng(seed)
+    names = ASIA
+    order = rng.permutation(len(names))
+    arcs = [(names[order[i]], names[order[j]]) for i, j in [(0, 3), (1, 4)]]  # acyclic
+    if undirected:
+        arcs += [(names[order[6]], names[order[2]]), (names[order[2]], names[order[6]])]
+    forbidden = [(names[a], names[b]) for a, b in rng.integers(0, len(names), size=(6, 2)) if a != b]
+    forbidden = [f for f in forbidden if f not in arcs and f[::-1] not in arcs[2:]]
+    tiers = {names[order[0]]: 0, names[order[3]]: 1, names[order[5]]: 1, names[order[7]]: 2}
+    k = read_knowledge(
+        write(tmp_path / "r.csv", "source,target\n" + "".join(f"{a},{b}\n" for a, b in arcs)),
+        write(tmp_path / "f.csv", "source,target\n" + "".join(f"{a},{b}\n" for a, b in forbidden)),
+        write(tmp_path / "t.csv", "variable,tier\n" + "".join(f"{v},{t}\n" for v, t in tiers.items())))
+    return k.matrices(names)
+
+
+@pytest.mark.parametrize("seed, undirected", [(0, False), (1, False), (2, True), (3, True)])
+def test_ilp_under_knowledge_equals_the_brute_force_constrained_optimum(tmp_path, seed, undirected):
+    ds = forward_sample(load_network("asia"), 400, seed)
+    m = _random_knowledge(tmp_path, seed, undirected)
+    full = build_score_table(ds.data, ds.arities, score="bic", palim=3, names=ds.names, prune=False)
+    if undirected:  # u - v adjacent: the better of u -> v required and v -> u required
+        (u, v), = m.undirected.tolist()
+        best = -np.inf
+        for p, c in ((u, v), (v, u)):
+            req = m.required.copy()
+            req[p, c] = True
+            if m.allowed[p, c] and find_cycle(req) is None:
+                best = max(best, exact_optimum(_filtered(full, m, req))[0])
+    else:
+        best = exact_optimum(_filtered(full, m, m.required))[0]
+    def build(allowed, required):  # as the scores stage
+        return build_score_table(ds.data, ds.arities, score="bic", palim=3, names=ds.names,
+                                 allowed=allowed, required=required)
+
+    table = add_adjacency_families(build(m.restrict(None), m.required), m, m.restrict(None), build)
+    result = solve_ilp(table, **ilp_options(m))
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(best, rel=1e-9, abs=1e-9)
+    assert not m.violations(result.dag) and find_cycle(result.dag) is None
+    if not undirected:  # the pruned knowledge table loses no constrained optimum
+        assert exact_optimum(table)[0] == pytest.approx(best, rel=1e-9, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------- pipeline and CLI
+
+@pytest.fixture()
+def asia_files(tmp_path):
+    return {
+        "required": write(tmp_path / "req.csv", "source,target\nsmoke,either\nasia,tub\n"),
+        "forbidden": write(tmp_path / "forb.csv", "source,target,directed\nbronc,dysp,false\n"),
+        "tiers": write(tmp_path / "tiers.csv",
+                       "variable,tier\nasia,0\nsmoke,0\ntub,1\nlung,1\neither,2\nbronc,2\nxray,3\ndysp,3\n"),
+    }
+
+
+def _honours(dag: np.ndarray, names: list[str], files: dict[str, str]) -> None:
+    m = read_knowledge(**files).matrices(names)
+    assert find_cycle(dag) is None and m.violations(dag) == []
+
+
+@pytest.mark.parametrize("options", [
+    {"solver": "ilp"}, {"solver": "ilp", "method": "cops"}, {"solver": "ilp", "method": "mmpc"},
+    {"solver": "ilp", "method": "candidates", "candidates": 2}, {"solver": "ilp", "treewidth": 1},
+    {"solver": "kg", "treewidth": 2, "time_limit": 2.0}, {"solver": "kastar", "treewidth": 2, "time_limit": 2.0},
+])
+def test_every_table_solver_honours_the_knowledge(tmp_path, asia_files, options):
+    cfg = RunConfig(network="asia", rows=500, **asia_files, **options).validated()
+    arts = run_stages(StageCache(tmp_path / "cache"), cfg, upto="solve")
+    _honours(dag_of(arts["solve"]), ASIA, asia_files)
+    if "restrict" in arts and "restriction" in arts["restrict"].frames:
+        rec = arts["restrict"].frames["restriction"]
+        i = {v: j for j, v in enumerate(ASIA)}
+        pairs = rec.set_index(["u", "v"])["allowed"]
+        assert pairs[(i["asia"], i["tub"])] and pairs[(i["smoke"], i["either"])]
+
+
+@pytest.mark.parametrize("solver", ["ges", "sges"])
+def test_equivalence_search_honours_forbidden_pairs_and_refuses_directed_knowledge(tmp_path, asia_files, solver):
+    pairs = write(tmp_path / "pairs.csv", "source,target,directed\nsmoke,bronc,false\neither,dysp,false\n")
+    cfg = RunConfig(network="asia", rows=2000, solver=solver, forbidden=pairs).validated()
+    dag = dag_of(run_stages(StageCache(tmp_path / "cache"), cfg, upto="solve")["solve"])
+    _honours(dag, ASIA, {"forbidden": pairs})
+    with pytest.raises(KnowledgeError, match=f"--solver {solver} searches equivalence classes"):
+        RunConfig(network="asia", solver=solver, required=asia_files["required"]).validated()
+
+
+def test_undirected_requirement_needs_the_plain_ilp(tmp_path):
+    req = write(tmp_path / "r.csv", "source,target,directed\nasia,dysp,false\n")
+    for options in ({"solver": "kg", "treewidth": 2}, {"solver": "ilp", "treewidth": 2}):
+        with pytest.raises(KnowledgeError, match="asia - dysp .* is enforced by --solver ilp without --treewidth"):
+            RunConfig(network="asia", required=req, **options).validated()
+    cfg = RunConfig(network="asia", rows=500, required=req).validated()
+    dag = dag_of(run_stages(StageCache(tmp_path / "cache"), cfg, upto="solve")["solve"])
+    assert dag[0, 7] or dag[7, 0]
+
+
+def test_knowledge_enters_the_cache_keys_by_content(tmp_path, asia_files):
+    cache = StageCache(tmp_path / "cache")
+    plain = run_stages(cache, RunConfig(network="asia", rows=300).validated(), upto="solve")
+    forb = write(tmp_path / "f.csv", "source,target\nlung,either\n")
+    with_f = run_stages(cache, RunConfig(network="asia", rows=300, forbidden=forb).validated(), upto="solve")
+    assert with_f["restrict"].key == plain["restrict"].key  # CI tests depend on required pairs only
+    assert with_f["scores"].key != plain["scores"].key and with_f["solve"].key != plain["solve"].key
+    write(tmp_path / "f.csv", "source,target\nlung,either\nasia,tub\n")  # same path, new content
+    again = run_stages(cache, RunConfig(network="asia", rows=300, forbidden=forb).validated(), upto="solve")
+    assert again["scores"].key != with_f["scores"].key and not again["scores"].cached
+    req = run_stages(cache, RunConfig(network="asia", rows=300, required=asia_files["required"]).validated(),
+                     upto="restrict")
+    assert req["restrict"].key != plain["restrict"].key
+
+
+def test_cli_end_to_end_on_asia_with_files(tmp_path, asia_files, capsys):
+    out = tmp_path / "out"
+    argv = ["--network", "asia", "--rows", "1000", "--cache-dir", str(tmp_path / "c"), "--output-dir", str(out),
+            "--required", asia_files["required"], "--forbidden", asia_files["forbidden"],
+            "--tiers", asia_files["tiers"]]
+    assert main(argv) == 0
+    folder, = out.iterdir()
+    edges = pd.read_csv(folder / "edges.csv")
+    arcs = set(zip(edges["source"], edges["target"]))
+    assert {("smoke", "either"), ("asia", "tub")} <= arcs
+    assert not {("bronc", "dysp"), ("dysp", "bronc")} & arcs
+    tier = pd.read_csv(asia_files["tiers"]).set_index("variable")["tier"]
+    assert all(tier[s] <= tier[t] for s, t in arcs)
+    assert json.loads((folder / "result.json").read_text())["config"]["tiers"] == asia_files["tiers"]
+    capsys.readouterr()
+    bad = write(tmp_path / "bad.csv", "source,target\nsmoke,either\neither,smoke\nxray,asia\nasia,xray\ntub,xray\n"
+                                      "xray,tub\n")
+    assert main([*argv[:8], "--required", asia_files["required"], "--forbidden", bad]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "required arc smoke -> either is forbidden" in err
+
+
+def test_grid_keys_are_files_relative_to_the_grid(tmp_path, asia_files):
+    folder = tmp_path / "grids"
+    folder.mkdir()
+    write(folder / "req.csv", "source,target\nsmoke,either\n")
+    grid = parse_grid('networks = ["asia"]\nrequired = "req.csv"\n', base_dir=folder)
+    cfg, = grid.configs
+    assert cfg.required == str((folder / "req.csv").resolve())
+    key = job_key(cfg, True)
+    write(folder / "req.csv", "source,target\nasia,tub\n")
+    assert job_key(cfg, True) != key
+    plain, = parse_grid('networks = ["asia"]\n').configs
+    assert job_key(replace(plain), True) == job_key(plain, True) != key
+    with pytest.raises(ValueError, match="--tiers: file not found"):
+        parse_grid('networks = ["asia"]\ntiers = "missing.csv"\n', base_dir=folder)
