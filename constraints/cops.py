@@ -294,15 +294,17 @@ def learn_cops(
 
 
 def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
-                     time_limit: float | None = None) -> tuple[Restriction, CopsResult]:
+                     time_limit: float | None = None,
+                     keep: np.ndarray | None = None) -> tuple[Restriction, CopsResult]:
     """Cops-and-robbers as the restriction stage: forbidden = not adjacent in the learned skeleton.
 
     ``test(x, y, S)`` returns an object with ``p_value`` (a ``constraints.citests.CITest``); a
     pair's record is its largest p-value and that test's conditioning set, as for PC.  A run
     stopped by ``time_limit`` after phase 1 restricts to the bag supergraph (a supergraph of the
-    moral graph, so no true edge is forbidden); stopped earlier, it forbids nothing.
+    moral graph, so no true edge is forbidden); stopped earlier, it forbids nothing.  The pairs
+    of ``keep`` are answered "dependent" without a test (:class:`~constraints.restriction.PairLog`).
     """
-    log = PairLog(test, n_vars)
+    log = PairLog(test, n_vars, keep)
     start = time.monotonic()
     result = cops_and_robbers(lambda x, y, S: log(x, y, S) > alpha, n_vars, time_limit=time_limit)
     if result.skeleton is not None:

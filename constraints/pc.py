@@ -54,17 +54,18 @@ def check_alpha_order(alpha: float, max_order: int | None) -> None:
 
 def pc_skeleton(test, n_vars: int, alpha: float = 0.05, max_order: int | None = None,
                 stable: bool = True, progress: bool = False, batched: bool = True,
-                n_jobs: int = 1) -> Restriction:
+                n_jobs: int = 1, keep: np.ndarray | None = None) -> Restriction:
     """PC skeleton search; returns the :class:`Restriction` (allowed = learned skeleton).
 
     PC-stable with a :class:`~constraints.citests.CITest` runs each level in compiled batches
     on ``n_jobs`` threads (:func:`constraints.citest_batch.pc_level`); ``batched=False``,
     ``stable=False`` or another test (an oracle) asks the test one call at a time.  Both give
-    the same skeleton, records and test counts.
+    the same skeleton, records and test counts.  The pairs of ``keep`` (symmetric) are never
+    tested and stay adjacent (:class:`~constraints.restriction.PairLog`).
     """
     check_alpha_order(alpha, max_order)
     start = time.perf_counter()
-    log = PairLog(test, n_vars)
+    log = PairLog(test, n_vars, keep)
     adj = ~np.eye(n_vars, dtype=bool)
     run_level = _batched_level if batched and stable and isinstance(test, CITest) else _level
     level = 0
@@ -83,7 +84,7 @@ def _level(log: PairLog, adj: np.ndarray, level: int, alpha: float, stable: bool
     """One level, one test call at a time (live adjacencies unless ``stable``); edits ``adj``."""
     n_vars = adj.shape[0]
     frozen = [np.flatnonzero(adj[x]).tolist() for x in range(n_vars)] if stable else None
-    edges = list(zip(*np.nonzero(np.triu(adj, 1))))
+    edges = list(zip(*np.nonzero(np.triu(adj & ~log.keep, 1))))
     for u, v in tqdm(edges, desc=f"PC order {level}", disable=not progress, leave=False):
         for x, y in ((u, v), (v, u)):
             pool = frozen[x] if stable else np.flatnonzero(adj[x]).tolist()
@@ -100,7 +101,7 @@ def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, stab
     """One PC-stable level in compiled batches of pairs (same tests, records and counts)."""
     settings = TestSettings(log.test)
     frozen = adj.copy()
-    us, vs = np.nonzero(np.triu(frozen, 1))
+    us, vs = np.nonzero(np.triu(frozen & ~log.keep, 1))
     bar = tqdm(total=len(us), desc=f"PC order {level}", disable=not progress, leave=False)
     for lo in range(0, len(us), _BATCH_PAIRS):
         pairs = (us[lo:lo + _BATCH_PAIRS], vs[lo:lo + _BATCH_PAIRS])

@@ -64,6 +64,8 @@ class _Assoc:
             return 0.0
         if p > 0.0:
             return -math.log(p)
+        if self.log.keep[x, t]:  # a required adjacency: never tested
+            return math.inf
         u, v = (x, t) if x < t else (t, x)
         res = self.log.test(u, v, tuple(S))
         if res.dof > 0 and math.isfinite(res.statistic):
@@ -160,10 +162,10 @@ def _parents_children(t: int, n_vars: int, min_assoc, prune: bool) -> list[int]:
 
 
 def _skeleton(method: str, test, n_vars: int, alpha: float, symmetric: bool, prune: bool,
-              max_order: int | None, progress: bool) -> Restriction:
+              max_order: int | None, progress: bool, keep: np.ndarray | None = None) -> Restriction:
     check_alpha_order(alpha, max_order)
     start = time.perf_counter()
-    log = PairLog(test, n_vars)
+    log = PairLog(test, n_vars, keep)
     assoc = _Assoc(log, alpha)
     if method == "pmms":
         def min_assoc(x, t, Z):
@@ -181,12 +183,14 @@ def _skeleton(method: str, test, n_vars: int, alpha: float, symmetric: bool, pru
 
 
 def pmms(test, n_vars: int, alpha: float = 0.05, symmetric: bool = True, prune: bool = False,
-         max_order: int | None = None, progress: bool = False) -> Restriction:
-    """Polynomial Max-Min Skeleton: PMMPC (greedy min-association) for every variable."""
-    return _skeleton("pmms", test, n_vars, alpha, symmetric, prune, max_order, progress)
+         max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None) -> Restriction:
+    """Polynomial Max-Min Skeleton: PMMPC (greedy min-association) for every variable; the pairs
+    of ``keep`` are never tested and stay adjacent (:class:`~constraints.restriction.PairLog`)."""
+    return _skeleton("pmms", test, n_vars, alpha, symmetric, prune, max_order, progress, keep)
 
 
 def mmpc(test, n_vars: int, alpha: float = 0.05, symmetric: bool = True, prune: bool = True,
-         max_order: int | None = None, progress: bool = False) -> Restriction:
-    """Max-Min Parents and Children skeleton with exact MINASSOC (exponential reference)."""
-    return _skeleton("mmpc", test, n_vars, alpha, symmetric, prune, max_order, progress)
+         max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None) -> Restriction:
+    """Max-Min Parents and Children skeleton with exact MINASSOC (exponential reference); ``keep``
+    as for :func:`pmms`."""
+    return _skeleton("mmpc", test, n_vars, alpha, symmetric, prune, max_order, progress, keep)

@@ -130,18 +130,23 @@ class PairLog:
 
     Also counts the distinct tests the algorithm asked for, by order (independent of whether a
     shared memo already held them).  ``build`` turns the log into a :class:`Restriction`.
+    ``keep`` (symmetric) marks the pairs that must stay adjacent (required by expert knowledge):
+    the log answers p = 0 for them without testing, and the learners never pick them to test.
     """
 
-    def __init__(self, test, n_vars: int):
+    def __init__(self, test, n_vars: int, keep: np.ndarray | None = None):
         self.test = test
         self.n_vars = int(n_vars)
+        self.keep = np.zeros((n_vars, n_vars), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
         self.best_p = np.full((n_vars, n_vars), np.nan)
         self.best_set: dict[tuple[int, int], tuple[int, ...]] = {}
         self.seen: set[tuple[int, int, frozenset]] = set()
         self.tests_by_order: dict[int, int] = {}
 
     def __call__(self, x: int, y: int, S=()) -> float:
-        """p-value of ``x _||_ y | S``, logged against the pair."""
+        """p-value of ``x _||_ y | S``, logged against the pair (0, untested, for a ``keep`` pair)."""
+        if self.keep[x, y]:
+            return 0.0
         u, v = (x, y) if x < y else (y, x)
         S = tuple(S)
         key = (u, v, frozenset(S))

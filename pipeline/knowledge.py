@@ -288,30 +288,9 @@ def check_solver(knowledge: Knowledge, solver: str, treewidth: int | None) -> No
 
 # ------------------------------------------------------------------------------- CI restriction
 
-class KeepAdjacent:
-    """A CI test that answers "dependent" (p = 0, not computed) for the pairs that must stay adjacent.
-
-    Every restriction learner (PC, PMMS, MMPC, cops) then keeps those pairs and conditions on them
-    as on any neighbour; :func:`keep_adjacent` puts them back in whatever the learner returns.
-    """
-
-    def __init__(self, test, adjacent: np.ndarray):
-        self.test = test
-        self.adjacent = np.asarray(adjacent, dtype=bool)
-
-    def __call__(self, x: int, y: int, S=()):
-        if self.adjacent[x, y]:
-            from constraints.citests import CIResult
-
-            return CIResult(0.0, float("inf"), 0)
-        return self.test(x, y, S)
-
-    def __getattr__(self, name):
-        return getattr(self.test, name)
-
-
 def keep_adjacent(restriction, adjacent: np.ndarray):
-    """``restriction`` (a :class:`constraints.restriction.Restriction`) with every required pair allowed."""
+    """``restriction`` (a :class:`constraints.restriction.Restriction`) with every required pair allowed
+    (the learners already keep them: their ``keep`` pairs are never tested; this is the guarantee)."""
     adjacent = np.asarray(adjacent, dtype=bool)
     if not (adjacent & ~restriction.allowed).any():
         return restriction

@@ -160,20 +160,19 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         test = citests.CITest(dataset.data, dataset.arities, statistic=cfg.test)
         n = dataset.data.shape[1]
         know = knowledge_matrices(cfg, data)
-        if know is not None:  # required adjacencies are never tested, never removed
-            test = _module("pipeline.knowledge", "restrict").KeepAdjacent(test, know.adjacent)
+        keep = {} if know is None else {"keep": know.adjacent}  # required: never tested, never removed
         extra: dict[str, Any] = {}
         if cfg.method == "cops":
             restriction, found = _module("constraints.cops", "restrict").cops_restriction(
-                test, n, alpha=cfg.alpha, time_limit=cfg.cops_time_limit)
+                test, n, alpha=cfg.alpha, time_limit=cfg.cops_time_limit, **keep)
             extra = _decomposition_meta(found)
         elif cfg.method == "pc":
             algorithm = _module("constraints.pc", "restrict").pc_skeleton
             restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress,
-                                    n_jobs=n_jobs)
+                                    n_jobs=n_jobs, **keep)
         else:
             algorithm = getattr(_module("constraints.pmms", "restrict"), cfg.method)
-            restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress)
+            restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress, **keep)
         if know is not None:
             restriction = _module("pipeline.knowledge", "restrict").keep_adjacent(restriction, know.adjacent)
         meta = {**restriction.meta(), "n_pairs": n * (n - 1) // 2, **extra}

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from constraints.citests import DSeparationOracle
+from constraints.citests import CITest, DSeparationOracle
 from constraints.cops import cops_restriction
 from constraints.pc import pc_skeleton
 from constraints.pmms import mmpc, pmms
@@ -22,7 +22,7 @@ from pipeline.cache import StageCache
 from pipeline.cli import main
 from pipeline.config import RunConfig
 from pipeline.grid import job_key, parse_grid
-from pipeline.knowledge import (KeepAdjacent, KnowledgeError, add_adjacency_families, ilp_options, keep_adjacent,
+from pipeline.knowledge import (KnowledgeError, add_adjacency_families, ilp_options, keep_adjacent,
                                 read_knowledge)
 from pipeline.sampling import forward_sample
 from pipeline.stages import dag_of, run_stages
@@ -112,13 +112,13 @@ def test_digest_is_by_content(tmp_path):
 
 # ------------------------------------------------------------------------ restriction (oracle)
 
-def _restrict(method: str, oracle, n: int, adjacent: np.ndarray) -> np.ndarray:
-    """The restriction stage's rule: the test answers "dependent" on required pairs, which are put back."""
-    test = KeepAdjacent(oracle, adjacent)
+def _restrict(method: str, test, n: int, adjacent: np.ndarray) -> np.ndarray:
+    """The restriction stage's rule: required pairs are never tested (``keep``), and put back."""
     if method == "cops":
-        restriction, _ = cops_restriction(test, n, alpha=0.05)
+        restriction, _ = cops_restriction(test, n, alpha=0.05, keep=adjacent)
     else:
-        restriction = {"pc": pc_skeleton, "pmms": pmms, "mmpc": mmpc}[method](test, n, alpha=0.05, max_order=None)
+        learner = {"pc": pc_skeleton, "pmms": pmms, "mmpc": mmpc}[method]
+        restriction = learner(test, n, alpha=0.05, max_order=None, keep=adjacent)
     return keep_adjacent(restriction, adjacent).allowed, restriction
 
 
@@ -136,14 +136,15 @@ def test_restriction_keeps_required_adjacencies_with_a_dseparation_oracle(method
     oracle = DSeparationOracle(dag)
     allowed, raw = _restrict(method, oracle, n, adjacent)
     assert (allowed[adjacent]).all() and (allowed[truth]).all()
-    assert (raw.allowed[adjacent]).all()  # the test wrapper alone already keeps them
+    assert (raw.allowed[adjacent]).all()  # the learners alone already keep them
     # with nothing required the oracle restriction is the true skeleton (PC, MMPC, cops are exact)
     if method in ("pc", "mmpc", "cops"):
         plain, _ = _restrict(method, DSeparationOracle(dag), n, np.zeros((n, n), dtype=bool))
         assert np.array_equal(plain, truth)
 
 
-def test_required_pairs_are_never_tested():
+@pytest.mark.parametrize("method", ["pc", "pmms", "mmpc", "cops"])
+def test_required_pairs_are_never_tested(method):
     dag = random_dag(7, 0.3, seed=4)
     adjacent = np.zeros((7, 7), dtype=bool)
     adjacent[0, 6] = adjacent[6, 0] = True
@@ -154,8 +155,17 @@ def test_required_pairs_are_never_tested():
             asked.append((min(x, y), max(x, y)))
             return super().__call__(x, y, S)
 
-    pc_skeleton(KeepAdjacent(Spy(dag), adjacent), 7, max_order=None)
+    _restrict(method, Spy(dag), 7, adjacent)
     assert asked and (0, 6) not in asked
+
+
+def test_batched_pc_keeps_required_pairs_and_otherwise_equals_per_call_pc():
+    ds = forward_sample(load_network("asia"), 2000, 1)
+    adjacent = np.zeros((8, 8), dtype=bool)
+    adjacent[0, 7] = adjacent[7, 0] = adjacent[2, 6] = adjacent[6, 2] = True
+    runs = [pc_skeleton(CITest(ds.data, ds.arities), 8, max_order=2, batched=b, keep=adjacent) for b in (True, False)]
+    assert np.array_equal(runs[0].allowed, runs[1].allowed) and runs[0].allowed[adjacent].all()
+    assert runs[0].tests_by_order == runs[1].tests_by_order
 
 
 # -------------------------------------------------------------------- exact solvers vs brute force
