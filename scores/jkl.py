@@ -7,16 +7,19 @@ Layout (blank lines and lines starting with ``#`` are ignored)::
     <score> <k> <parent_1> ... <parent_k>   m such lines
     ...                                  one block per variable
 
-Variables are named either all by index (``0 .. n-1``, what BLIP writes) or all by name (what
-GOBNILP accepts as long as the same names are used in children and parents). :func:`write_jkl`
-writes indices by default and names with ``use_names=True``; :func:`read_jkl` accepts both:
-if every child token is an index in range it reads indices, otherwise it numbers variables by
-the order of their blocks and keeps the names. Scores are written with ``repr`` so they read
-back bit-identical.
+Variables are named either by index (``0 .. n-1``, what BLIP writes) or by name (what GOBNILP
+accepts as long as the same names are used in children and parents). :func:`write_jkl` writes
+indices by default and names with ``use_names=True``; :func:`read_jkl` treats both alike: the
+variables are numbered in the order of their blocks and the tokens are their names, so a file
+whose names happen to be digits (``"1"`` before ``"0"``) is never renumbered. A file whose
+blocks are ``0, 1, ..., n-1`` in that order (BLIP's) reads with no names. A ``.gz`` file is
+read and written gzip-compressed. Scores are written with ``repr`` so they read back
+bit-identical.
 """
 
 from __future__ import annotations
 
+import gzip
 import logging
 from pathlib import Path
 
@@ -34,7 +37,7 @@ def write_jkl(table: ScoreTable, path: str | Path, use_names: bool = False) -> N
     if use_names:
         if table.names is None:
             raise JKLError("use_names=True needs a table with variable names")
-        bad = [name for name in table.names if not name or any(ch.isspace() for ch in name) or name.startswith("#")]
+        bad = [name for name in table.names if not name_writable(name)]
         if bad:
             raise JKLError(f"variable names cannot be written to .jkl (whitespace, empty or '#'): {bad[:5]}")
         label = list(table.names)
@@ -45,16 +48,31 @@ def write_jkl(table: ScoreTable, path: str | Path, use_names: bool = False) -> N
         lines.append(f"{label[v]} {len(fam)}")
         for ps, score in sorted(fam.items(), key=lambda item: -item[1]):
             lines.append(" ".join([repr(float(score)), str(len(ps)), *(label[p] for p in ps)]))
-    Path(path).write_text("\n".join(lines) + "\n")
+    _write_text(path, "\n".join(lines) + "\n")
     logger.debug("wrote %d families of %d variables to %s", table.n_candidates, table.n_vars, path)
 
 
+def name_writable(name: str) -> bool:
+    """Whether a variable name can stand in a ``.jkl`` file (one token, not a comment)."""
+    return bool(name) and not any(ch.isspace() for ch in name) and not name.startswith("#")
+
+
 def read_jkl(path: str | Path) -> ScoreTable:
-    """Read a ``.jkl`` file into a :class:`ScoreTable` (names kept when the file uses names)."""
-    lines = [(no, line.split()) for no, line in enumerate(Path(path).read_text().splitlines(), 1)
+    """Read a ``.jkl`` file into a :class:`ScoreTable` (names kept unless they are ``0 .. n-1``
+    in block order)."""
+    lines = [(no, line.split()) for no, line in enumerate(_read_text(path).splitlines(), 1)
              if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
         raise JKLError(f"{path}: empty file")
+    try:
+        n_vars, families, names = _parse(lines)
+    except JKLError as exc:
+        raise JKLError(f"{path}: {exc}") from None
+    return ScoreTable(n_vars=n_vars, families=families, names=names, meta={"source": str(path)})
+
+
+def _parse(lines: list[tuple[int, list[str]]]) -> tuple[int, list[dict], list[str] | None]:
+    """Variable count, families and names of the non-comment ``(line number, tokens)`` lines."""
     no, tokens = lines[0]
     n_vars = _int(tokens[0], no, "number of variables") if len(tokens) == 1 else _fail(
         no, f"first line must hold only the number of variables, got {' '.join(tokens)!r}")
@@ -82,9 +100,8 @@ def read_jkl(path: str | Path) -> ScoreTable:
         at += 1 + count
     if len(blocks) != n_vars:
         _fail(lines[0][0], f"announces {n_vars} variables but has {len(blocks)} blocks")
-    by_index = all(b[1].isdigit() and int(b[1]) < n_vars for b in blocks)
-    index = {str(i): i for i in range(n_vars)} if by_index else {b[1]: i for i, b in enumerate(blocks)}
-    if len({b[1] for b in blocks}) != n_vars:
+    index = {b[1]: i for i, b in enumerate(blocks)}
+    if len(index) != n_vars:
         _fail(blocks[0][0], "a variable has more than one block")
     families: list[dict] = [{} for _ in range(n_vars)]
     for no, child, rows in blocks:
@@ -99,8 +116,32 @@ def read_jkl(path: str | Path) -> ScoreTable:
             if ps in families[v]:
                 _fail(row_no, f"parent set {parents} of {child!r} listed twice")
             families[v][ps] = score
-    names = None if by_index else [b[1] for b in blocks]
-    return ScoreTable(n_vars=n_vars, families=families, names=names, meta={"source": str(path)})
+    names = [b[1] for b in blocks]
+    if names == [str(i) for i in range(n_vars)]:  # BLIP's indices: no names to keep
+        names = None
+    return n_vars, families, names
+
+
+def _read_text(path: str | Path) -> str:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"score file not found: {path}")
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt") as handle:
+                return handle.read()
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:  # e.g. not gzip, or binary
+        raise JKLError(f"{path}: cannot read as a .jkl text file: {exc}") from None
+
+
+def _write_text(path: str | Path, text: str) -> None:
+    path = Path(path)
+    if path.suffix == ".gz":
+        with gzip.open(path, "wt") as handle:
+            handle.write(text)
+    else:
+        path.write_text(text)
 
 
 def _fail(no: int, message: str):

@@ -64,3 +64,29 @@ def test_names_with_spaces_are_refused(tmp_path):
     table = ScoreTable(n_vars=1, families=[{(): -1.0}], names=["has space"])
     with pytest.raises(JKLError, match="whitespace"):
         write_jkl(table, tmp_path / "x.jkl", use_names=True)
+
+
+def test_digit_names_are_not_renumbered(tmp_path):
+    """Names that look like indices keep their variables (the block order numbers them)."""
+    table = ScoreTable(n_vars=3, families=[{(): -1.0, (2,): -0.5}, {(): -2.0}, {(): -3.0, (1,): -2.5}],
+                       names=["2", "0", "1"])
+    path = tmp_path / "digits.jkl"
+    write_jkl(table, path, use_names=True)
+    back = read_jkl(path)
+    assert back.names == ["2", "0", "1"] and back.families == table.families
+
+
+def test_gzip_and_blip_headers(table, tmp_path):
+    path = tmp_path / "t.jkl.gz"
+    write_jkl(table, path)
+    import gzip
+
+    text = gzip.open(path, "rt").read()
+    assert text.startswith("5\n")
+    blip = tmp_path / "blip.jkl.gz"
+    with gzip.open(blip, "wt") as handle:
+        handle.write("# method: is\n# score: bdeu\n# max in-degree: 2\n" + text)
+    assert read_jkl(blip).families == read_jkl(path).families == table.families
+    (tmp_path / "plain.jkl.gz").write_text(text)
+    with pytest.raises(JKLError, match="plain.jkl.gz: cannot read as a .jkl text file"):
+        read_jkl(tmp_path / "plain.jkl.gz")
