@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .cache import CacheError, StageCache
-from .config import METHODS, SCORES, SOLVERS, STAGES, TESTS, ConfigError, RunConfig
+from .config import (METHODS, MISSING, SCORE_FILE_SUFFIXES, SCORES, SOLVERS, STAGES, TABLE_SOLVERS, TESTS,
+                     ConfigError, RunConfig)
 from .stages import StageUnavailable
 
 logger = logging.getLogger(__name__)
@@ -110,6 +111,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
                      help="network to sample from: a benchmark name (see --list-networks) or a BIF file "
                           "(.bif or .bif.gz)")
     src.add_argument("--data", metavar="FILE", help="your data: CSV, parquet or feather, one column per variable")
+    src.add_argument("--scores", metavar="FILE.jkl",
+                     help="solve a local-score table in GOBNILP / BLIP .jkl format (or .jkl.gz) directly: "
+                          "no data, restriction or scoring; solvers ilp, kg, kastar")
+    src.add_argument("--missing", default=d.missing, choices=MISSING,
+                     help="rows of --data with a missing cell: reject the data, or drop those rows and report "
+                          f"how many (default {d.missing})")
     src.add_argument("--rows", type=int, default=d.rows, help=f"rows to sample (default {d.rows})")
     src.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default {d.seed})")
     res = parser.add_argument_group("restriction (CI tests)")
@@ -135,6 +142,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     sc.add_argument(
         "--palim", type=_optional_int, default=d.palim, help=f"parent limit, or 'none' (default {d.palim})"
     )
+    sc.add_argument("--write-scores", metavar="FILE.jkl",
+                    help="also export the scores stage's table as a .jkl file (GOBNILP / BLIP format; "
+                         ".jkl.gz compressed)")
     kn = parser.add_argument_group("expert knowledge (CSV files, see docs/user-guide.md)")
     kn.add_argument("--required", metavar="FILE",
                     help="arcs that must be in the network: header source,target (optional column directed; "
@@ -197,23 +207,26 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         palim=args.palim, solver=args.solver, time_limit=args.time_limit, treewidth=args.treewidth,
         sges_bound=args.sges_bound, within_bags=args.within_bags, candidates=args.candidates,
         cops_time_limit=args.cops_time_limit, required=args.required, forbidden=args.forbidden,
-        tiers=args.tiers,
+        tiers=args.tiers, scores=args.scores, missing=args.missing,
     ).validated()
+    from .learn import check_source
+
     check_source(cfg)
+    check_score_export(args.write_scores, cfg, args.stage)
     return cfg
 
 
-def check_source(cfg: RunConfig) -> None:
-    """Fail early on an unknown network name, a missing network file or a missing data file."""
-    if cfg.network is not None:
-        from .benchmarks import UnknownNetworkError, check_network
-
-        try:
-            check_network(cfg.network)
-        except UnknownNetworkError as exc:
-            raise ConfigError(str(exc)) from None
-    elif not Path(str(cfg.data)).is_file():
-        raise ConfigError(f"data file not found: {cfg.data}")
+def check_score_export(path: str | None, cfg: RunConfig, stage: str) -> None:
+    """``--write-scores FILE.jkl`` needs a scores stage and a writable .jkl path."""
+    if path is None:
+        return
+    if not path.lower().endswith(SCORE_FILE_SUFFIXES):
+        raise ConfigError(f"--write-scores must name a .jkl or .jkl.gz file, got {path!r}")
+    if cfg.solver not in TABLE_SOLVERS or STAGES.index(stage) < STAGES.index("scores"):
+        raise ConfigError(f"--write-scores needs the scores stage: a solver among {', '.join(TABLE_SOLVERS)} "
+                          f"and --stage scores or later (got --solver {cfg.solver}, --stage {stage})")
+    if not Path(path).resolve().parent.is_dir():
+        raise ConfigError(f"--write-scores: folder not found for {path!r}")
 
 
 def setup_logging(quiet: bool, debug: bool) -> None:
@@ -236,7 +249,7 @@ def make_cache(args: argparse.Namespace) -> StageCache:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .report import format_network_list, format_run_summary
+    from .report import format_network_list
 
     if args.list_networks:
         from .benchmarks import network_summary
@@ -245,7 +258,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     cfg = config_from_args(args)
     cache = make_cache(args)
-    from .stages import run_stages
+    from .learn import run_config
 
     with contextlib.ExitStack() as stack:
         split = {}
@@ -256,15 +269,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             stack.callback(executor.close)
             threads = sum(executor.client.nthreads().values())
             split = {"score_executor": executor, "score_groups": args.score_groups or 4 * max(1, threads)}
-        artifacts = run_stages(
-            cache, cfg, upto=args.stage, progress=show_progress(args.quiet), n_jobs=args.jobs, **split
-        )
-    written = None
-    if "solve" in artifacts:
-        from .outputs import write_outputs
-
-        written = write_outputs(Path(args.output_dir), cfg, artifacts, cpt_method=args.cpt)
-    print(format_run_summary(cfg, artifacts, output=written))
+        result = run_config(cfg, cache, stage=args.stage, progress=show_progress(args.quiet), n_jobs=args.jobs,
+                            **split)
+    if args.write_scores:
+        result.write_scores(args.write_scores)
+    written = result.write(args.output_dir, cpt=args.cpt) if "solve" in result.artifacts else None
+    print(result.summary(output=written))
     return 0
 
 

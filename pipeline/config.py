@@ -36,6 +36,9 @@ TABLE_SOLVERS = ("ilp", "kg", "kastar")
 """Solvers that optimise over the score table; the others score the data on demand."""
 TREEWIDTH_SOLVERS = ("kg", "kastar")
 """Solvers that need a treewidth bound."""
+MISSING = ("reject", "drop")
+"""What to do with rows that have a missing cell: refuse the data, or drop those rows."""
+SCORE_FILE_SUFFIXES = (".jkl", ".jkl.gz")
 
 
 class ConfigError(ValueError):
@@ -67,11 +70,16 @@ class RunConfig:
     required: str | None = None
     forbidden: str | None = None
     tiers: str | None = None
+    # sources and run-wide options of the Python API (issue 20)
+    scores: str | None = None
+    missing: str = "reject"
+    budget: float | None = None
 
     def validated(self) -> "RunConfig":
         """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
-        if (self.network is None) == (self.data is None):
-            raise ConfigError("give exactly one of --network NAME|FILE or --data FILE")
+        if sum(x is not None for x in (self.network, self.data, self.scores)) != 1:
+            raise ConfigError("give exactly one of --network NAME|FILE, --data FILE or --scores FILE.jkl")
+        self._check_run_options()
         _choice("method", self.method, METHODS)
         _choice("test", self.test, TESTS)
         _choice("score", self.score, SCORES)
@@ -103,7 +111,24 @@ class RunConfig:
             ess=ess,
             time_limit=time_limit,
             cops_time_limit=cops_time_limit,
+            missing=self.missing.lower(),
+            budget=_seconds("--budget", self.budget),
         )
+
+    def _check_run_options(self) -> None:
+        """The options of issue 20: score files, missing values, the whole-run budget."""
+        _choice("missing", self.missing, MISSING)
+        if self.scores is not None:
+            if not str(self.scores).lower().endswith(SCORE_FILE_SUFFIXES):
+                raise ConfigError(f"--scores must name a .jkl or .jkl.gz file, got {self.scores!r}")
+            if self.solver.lower() not in TABLE_SOLVERS:
+                raise ConfigError(f"--scores needs a solver that reads a score table "
+                                  f"({', '.join(TABLE_SOLVERS)}), not --solver {self.solver}")
+            if self.within_bags:
+                raise ConfigError("--within-bags needs the cops restriction, which a score file does not have")
+            if self.has_knowledge:
+                raise ConfigError("--required, --forbidden and --tiers apply to runs from data, not to --scores")
+        _seconds("--budget", self.budget)
 
     def _check_solver_options(self) -> None:
         solver = self.solver.lower()
@@ -151,7 +176,8 @@ class RunConfig:
     @property
     def source_name(self) -> str:
         """Short label of the data source (network name, or network or data file stem)."""
-        name = Path(str(self.network if self.network is not None else self.data)).name
+        source = next(x for x in (self.network, self.data, self.scores, "data") if x is not None)
+        name = Path(str(source)).name
         return name.lstrip(".").split(".")[0] or "data"
 
 

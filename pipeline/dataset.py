@@ -149,7 +149,8 @@ def _encode_column(name: str, column: pd.Series) -> tuple[np.ndarray, list[str]]
     if missing.any():
         rows = np.flatnonzero(missing)[:5].tolist()
         raise DataError(
-            f"column {name!r}: {int(missing.sum())} of {len(column)} rows are missing (first rows {rows})"
+            f"column {name!r}: {int(missing.sum())} of {len(column)} rows are missing (first rows {rows}); "
+            "--missing drop (missing='drop' in Python) drops the rows with a missing cell"
         )
     if categorical:
         states = [str(c) for c in column.cat.categories]
@@ -226,8 +227,14 @@ def _format(path: Path) -> str:
     return fmt
 
 
-def read_dataset(path: str | Path) -> Dataset:
-    """Read a CSV, parquet or feather file (chosen by extension) as a :class:`Dataset`."""
+def drop_missing(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``frame`` without the rows that have a missing cell, and how many rows were dropped."""
+    keep = frame.notna().all(axis=1).to_numpy()
+    return frame.loc[keep].reset_index(drop=True), int((~keep).sum())
+
+
+def read_frame(path: str | Path) -> pd.DataFrame:
+    """The raw table of a CSV, parquet or feather file (chosen by extension), not yet encoded."""
     path = Path(path)
     fmt = _format(path)
     if not path.is_file():
@@ -249,12 +256,29 @@ def read_dataset(path: str | Path) -> Dataset:
         if sep is not None:
             raise DataError(f"{path}: one column named {frame.columns[0]!r}: the file seems separated by "
                             f"{sep!r}, but CSV files must be separated by commas")
+    return frame
+
+
+def read_dataset(path: str | Path, missing: str = "reject") -> Dataset:
+    """Read a CSV, parquet or feather file (chosen by extension) as a :class:`Dataset`."""
+    return encode_frame(read_frame(path), missing, source=str(path))[0]
+
+
+def encode_frame(frame: pd.DataFrame, missing: str = "reject", source: str | None = None) -> tuple[Dataset, int]:
+    """The :class:`Dataset` of a raw table and the number of rows dropped: with ``missing="drop"``
+    the rows with a missing cell go first, with ``"reject"`` they are an error. ``source`` (a file
+    name) prefixes error messages."""
+    dropped = 0
+    if missing == "drop":
+        frame, dropped = drop_missing(frame)
+        if dropped:
+            logger.info("%s: dropped %d rows with a missing cell", source or "data", dropped)
     try:
         dataset = Dataset.from_frame(frame)
     except DataError as exc:
-        raise DataError(f"{path}: {exc}") from None
-    logger.info("read %s: %d rows, %d variables", path, dataset.n_rows, dataset.n_vars)
-    return dataset
+        raise DataError(f"{source}: {exc}" if source else str(exc)) from None
+    logger.info("read %s: %d rows, %d variables", source or "data", dataset.n_rows, dataset.n_vars)
+    return dataset, dropped
 
 
 def write_dataset(dataset: Dataset, path: str | Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from .cache import Artifact
 from .config import RunConfig
-from .stages import dag_of, dataset_of, names_of, true_dag
+from .stages import dag_of, dataset_of, true_dag, variable_names
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,7 @@ def result_record(cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method:
     return {
         "config": cfg.as_dict(),
         "cpt": cpt_method,
+        "result": artifacts["solve"].meta["result"],
         "stages": {
             name: {"key": art.key, "seconds": art.seconds, "cached": art.cached, "meta": art.meta}
             for name, art in artifacts.items()
@@ -61,16 +62,16 @@ def write_outputs(
     folder = output_folder(base, cfg, artifacts, cpt_method)
     folder.mkdir(parents=True, exist_ok=True)
     dag = dag_of(artifacts["solve"])
-    names = names_of(artifacts["data"])
+    names = variable_names(artifacts)
     to_edge_frame(dag, names).to_csv(folder / "edges.csv", index=False)
     (folder / "network.dot").write_text(to_dot(dag_to_cpdag(dag), names))
     try:
         (folder / "model.txt").write_text(to_model_string(dag, names) + "\n")
     except GraphError as exc:  # variable names with [ ] | : have no model string; the rest is written
         logger.warning("model.txt not written: %s", exc)
-    dataset = dataset_of(artifacts["data"])
-    network = fit_cpts(dag, dataset, method=cpt_method, ess=cfg.ess, name=cfg.source_name)
-    write_bif(network, folder / "network.bif")
+    if "data" in artifacts:  # (a run from a score file has no data: no CPTs)
+        network = fit_cpts(dag, dataset_of(artifacts["data"]), method=cpt_method, ess=cfg.ess, name=cfg.source_name)
+        write_bif(network, folder / "network.bif")
     record = result_record(cfg, artifacts, cpt_method)
     (folder / "result.json").write_text(json.dumps(record, indent=1, default=str))
     from .pictures import write_pictures

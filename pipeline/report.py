@@ -68,6 +68,8 @@ def describe_config(cfg: RunConfig) -> str:
     if cfg.within_bags:
         solver += " inside the cops bags"
     limit = "" if cfg.time_limit is None else f", time limit {cfg.time_limit:g} s"
+    if cfg.scores is not None:
+        return f"score file {cfg.scores} -> {solver}{limit}"
     return f"{source} -> {restrict} -> {score}, {palim} -> {solver}{limit}"
 
 
@@ -75,7 +77,9 @@ def stage_details(stage: str, art: Artifact) -> str:
     """The counts of one stage as a short phrase."""
     m = art.meta
     if stage == "data":
-        return f"{m['n_rows']} rows x {m['n_vars']} variables"
+        dropped = m.get("n_dropped_rows")
+        return f"{m['n_rows']} rows x {m['n_vars']} variables" + (
+            f" ({dropped} rows with a missing cell dropped)" if dropped else "")
     if stage == "restrict":
         if m.get("method") == "none":
             return "no restriction: every edge allowed"
@@ -92,6 +96,8 @@ def stage_details(stage: str, art: Artifact) -> str:
         if m.get("method") == "cops":
             text += f"; cops {m.get('cops_status')}, treewidth {_num(m.get('treewidth'))}"
         return text
+    if stage == "scores" and "file" in m:
+        return f"{m['n_candidates']} parent sets of {m['n_vars']} variables read from {m['file']}"
     if stage == "scores":
         pruning = _pruning(m.get("table_meta", {}))
         return f"{m['n_candidates']} candidate parent sets kept" + (f"; {pruning}" if pruning else "")

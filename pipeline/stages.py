@@ -12,6 +12,7 @@ split). The algorithm packages are imported lazily, so a missing one only disabl
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 from pathlib import Path
@@ -47,13 +48,23 @@ def _imports(stage: str, *modules: str):
 
 # --------------------------------------------------------------------------------------- data
 
-def data_stage(cache: StageCache, cfg: RunConfig) -> Artifact:
-    """Sample ``cfg.rows`` rows from a benchmark network (seed ``cfg.seed``) or read ``cfg.data``."""
-    if cfg.network is not None:
+def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = None) -> Artifact:
+    """Sample ``cfg.rows`` rows from a benchmark network (seed ``cfg.seed``), read ``cfg.data``,
+    or encode ``frame`` (a table given in Python, keyed by its content); with ``cfg.missing ==
+    "drop"`` the rows of a file or frame with a missing cell are dropped and counted."""
+    dataset_module = "pipeline.dataset"
+    if frame is not None:
+        params: dict[str, Any] = {"frame": frame_sha256(frame)}
+
+        def compute():
+            dataset, dropped = _module(dataset_module, "data").encode_frame(frame, cfg.missing)
+            return {"data": dataset.to_frame()}, _data_meta(dataset, None, dropped)
+
+    elif cfg.network is not None:
         benchmarks = _module("pipeline.benchmarks", "data")
         benchmarks.check_network(cfg.network)
         network_ref = cfg.network
-        params: dict[str, Any] = {"network": network_ref, "rows": cfg.rows, "seed": cfg.seed}
+        params = {"network": network_ref, "rows": cfg.rows, "seed": cfg.seed}
         if benchmarks.is_network_file(cfg.network):  # keyed by content, evaluated from anywhere
             network_ref = str(Path(cfg.network).resolve())
             params.update(network=network_ref, sha256=file_sha256(network_ref))
@@ -71,18 +82,29 @@ def data_stage(cache: StageCache, cfg: RunConfig) -> Artifact:
         params = {"file": str(path.resolve()), "sha256": file_sha256(path)}
 
         def compute():
-            dataset = _module("pipeline.dataset", "data").read_dataset(path)
-            return {"data": dataset.to_frame()}, _data_meta(dataset, None)
+            module = _module(dataset_module, "data")
+            dataset, dropped = module.encode_frame(module.read_frame(path), cfg.missing, source=str(path))
+            return {"data": dataset.to_frame()}, _data_meta(dataset, None, dropped)
 
+    if cfg.missing != "reject" and cfg.network is None:  # (absent by default: old keys unchanged)
+        params["missing"] = cfg.missing
     return cache.get_or_compute("data", VERSIONS["data"], params, {}, compute,
-                                _imports("data", "pipeline.benchmarks", "pipeline.sampling", "pipeline.dataset"))
+                                _imports("data", "pipeline.benchmarks", "pipeline.sampling", dataset_module))
 
 
-def _data_meta(dataset, network: str | None) -> dict[str, Any]:
+def frame_sha256(frame: pd.DataFrame) -> str:
+    """Content hash of a table: column names, dtypes and every cell."""
+    digest = hashlib.sha256(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
+    digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _data_meta(dataset, network: str | None, dropped: int = 0) -> dict[str, Any]:
     return {
         "n_rows": int(dataset.data.shape[0]),
         "n_vars": int(dataset.data.shape[1]),
         "network": network,
+        "n_dropped_rows": dropped,
     }
 
 
@@ -336,6 +358,23 @@ def scores_stage(
     return cache.get_or_compute("scores", VERSIONS["scores"], params, inputs, compute, prepare)
 
 
+def score_file_stage(cache: StageCache, cfg: RunConfig) -> Artifact:
+    """The score table of a ``.jkl`` file (GOBNILP / BLIP format, :mod:`scores.jkl`), keyed by content."""
+    path = Path(str(cfg.scores))
+    if not path.is_file():
+        raise FileNotFoundError(f"--scores: file not found: {path}")
+
+    def compute():
+        table = _module("scores.jkl", "scores").read_jkl(path)
+        names = table.names or [str(v) for v in range(table.n_vars)]
+        meta = {"n_candidates": int(table.n_candidates), "n_vars": table.n_vars, "names": names,
+                "table_meta": {}, "file": str(path)}
+        return {"table": table.to_frame()}, meta
+
+    params = {"file": str(path.resolve()), "sha256": file_sha256(path)}
+    return cache.get_or_compute("scores", VERSIONS["scores"], params, {}, compute, _imports("scores", "scores.jkl"))
+
+
 def table_of(art: Artifact, names: list[str] | None = None):
     """The :class:`scores.table.ScoreTable` stored in a scores artifact."""
     from scores.table import ScoreTable
@@ -361,7 +400,7 @@ def solve_params(cfg: RunConfig) -> dict[str, Any]:
 
 
 def solve_stage(
-    cache: StageCache, cfg: RunConfig, data: Artifact, restrict: Artifact, scores: Artifact | None
+    cache: StageCache, cfg: RunConfig, data: Artifact | None, restrict: Artifact | None, scores: Artifact | None
 ) -> Artifact:
     """Maximise the score over DAGs with ``cfg.solver`` (:mod:`pipeline.solvers`).
 
@@ -369,10 +408,10 @@ def solve_stage(
     the data and the restriction.
     """
     params = solve_params(cfg)
-    names = names_of(data)
+    names = variable_names({"data": data} if data is not None else {"scores": scores})
 
     def compute():
-        inputs = SolveInputs(names=names, knowledge=knowledge_matrices(cfg, data))
+        inputs = SolveInputs(names=names, knowledge=None if data is None else knowledge_matrices(cfg, data))
         if scores is not None:
             inputs.table = table_of(scores, names)
         else:
@@ -447,14 +486,21 @@ def run_stages(
     n_jobs: int = 1,
     score_executor=None,
     score_groups: int = 1,
+    frame: pd.DataFrame | None = None,
 ) -> dict[str, Artifact]:
     """Run the stages in order up to and including ``upto``; returns the artifacts by stage.
 
     ``n_jobs`` threads score the children, or, with ``score_executor`` (e.g. a Dask cluster),
-    ``score_groups`` tasks do.
+    ``score_groups`` tasks do. ``frame``: the data as a table (the Python API) instead of a
+    network or a file. A score file (``cfg.scores``) skips data, restriction and evaluation.
     """
     last = STAGES.index(upto)
-    out: dict[str, Artifact] = {"data": data_stage(cache, cfg)}
+    if cfg.scores is not None:
+        out = {"scores": score_file_stage(cache, cfg)}
+        if last >= 3:
+            out["solve"] = solve_stage(cache, cfg, None, None, out["scores"])
+        return out
+    out: dict[str, Artifact] = {"data": data_stage(cache, cfg, frame)}
     knowledge_matrices(cfg, out["data"])  # unknown variable names fail before the other stages
     if last >= 1:
         out["restrict"] = restrict_stage(cache, cfg, out["data"], progress, n_jobs)
@@ -471,3 +517,10 @@ def run_stages(
 def names_of(data: Artifact) -> list[str]:
     """Variable names of a data artifact, in column order."""
     return [str(c) for c in data.frames["data"].columns]
+
+
+def variable_names(artifacts: dict[str, Artifact]) -> list[str]:
+    """Variable names of a run: its data's columns, or the names of its score file."""
+    if "data" in artifacts:
+        return names_of(artifacts["data"])
+    return list(artifacts["scores"].meta["names"])

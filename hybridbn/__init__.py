@@ -1,0 +1,50 @@
+"""hybridbn: hybrid Bayesian-network structure learning (CI-test restriction, local scores with
+exact pruning, an exact ILP on SCIP and heuristic optimisers).
+
+The public entry point of the installed distribution::
+
+    import hybridbn
+
+    result = hybridbn.learn("asia", rows=2000, seed=1)     # a benchmark network, sampled
+    result = hybridbn.learn(frame, palim=2)                 # a pandas DataFrame
+    result = hybridbn.learn("scores.jkl", solver="ilp")     # a GOBNILP / BLIP score file
+    result.arcs, result.objective, result.gap, result.evaluation
+
+Importing it is cheap: the algorithm packages load when :func:`learn` runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["learn", "LearnResult", "RunConfig", "list_networks", "main"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.config import RunConfig
+    from pipeline.learn import learn
+    from pipeline.learned import LearnResult
+
+_LAZY = {
+    "learn": ("pipeline.learn", "learn"),
+    "LearnResult": ("pipeline.learned", "LearnResult"),
+    "RunConfig": ("pipeline.config", "RunConfig"),
+    "list_networks": ("pipeline.benchmarks", "list_networks"),
+    "main": ("pipeline.cli", "main"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load the public names on first use (PEP 562), so ``import hybridbn`` stays fast."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'hybridbn' has no attribute {name!r}")
+    import importlib
+
+    module, attribute = _LAZY[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -1,0 +1,8 @@
+"""``python -m hybridbn ...``: the same command line as ``python run.py ...``."""
+
+import sys
+
+from pipeline.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
