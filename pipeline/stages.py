@@ -46,6 +46,13 @@ def _imports(stage: str, *modules: str):
     return lambda: [_module(m, stage) for m in modules]
 
 
+def _compiled(cfg: RunConfig) -> None:
+    """Compile the run's numba kernels on first use, once per installation (:mod:`pipeline.kernels`)."""
+    from .kernels import ensure_compiled
+
+    ensure_compiled(cfg)
+
+
 # --------------------------------------------------------------------------------------- data
 
 def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = None) -> Artifact:
@@ -204,6 +211,7 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
     load = _imports("restrict", "constraints.citests", *modules)
 
     def prepare():
+        _compiled(cfg)
         load()
         if cfg.method == "candidates":
             _warm_up_candidates(dataset_of(data), cfg)
@@ -352,6 +360,7 @@ def scores_stage(
     load = _imports("scores", "scores.candidates", "constraints.restriction")
 
     def prepare():
+        _compiled(cfg)
         load()
         _warm_up_scores(dataset_of(data), cfg)
 
@@ -432,7 +441,9 @@ def solve_stage(
     inputs = {"scores": scores.key} if scores is not None else {"data": data.key, "restrict": restrict.key}
     if cfg.within_bags:
         inputs["restrict"] = restrict.key
-    return cache.get_or_compute("solve", VERSIONS["solve"], params, inputs, compute, _imports("solve", "ilp"))
+    load = _imports("solve", "ilp")
+    return cache.get_or_compute("solve", VERSIONS["solve"], params, inputs, compute,
+                                lambda: (_compiled(cfg), load()))
 
 
 def dag_of(art: Artifact) -> np.ndarray:

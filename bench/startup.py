@@ -1,0 +1,95 @@
+"""Start-up cost of run.py: python bench/startup.py [--repeats R] [--cold].
+
+Prints, each as the minimum and the median of R processes (wall and CPU seconds):
+
+* a fully cached ``run.py --network asia`` (every stage from the cache; target <= 0.7 s wall);
+* a run whose kernels are compiled but whose stages are not cached (``--no-cache``);
+* the import time of ``pipeline.cli`` and of the heavy libraries (``python -X importtime``);
+* which heavy libraries the cached run imports (it should need neither numba nor pyscipopt);
+
+and with ``--cold`` the first-ever run: ``--no-cache`` with an empty ``NUMBA_CACHE_DIR`` (every
+kernel compiled) against the same run with that cache filled; the difference is the compile time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN = [sys.executable, str(ROOT / "run.py"), "--network", "asia", "--quiet"]
+HEAVY = ("numba", "pyscipopt", "scipy", "pandas", "pyarrow", "matplotlib", "tqdm")
+
+
+def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Wall and CPU seconds (user + system of the child) of one process, and its stderr."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stderr
+
+
+def repeat(label: str, argv: list[str], repeats: int, env: dict[str, str] | None = None) -> None:
+    walls, cpus = zip(*(timed(argv, env)[:2] for _ in range(repeats)))
+    print(f"{label:<44} wall min {min(walls):6.2f} s  median {statistics.median(walls):6.2f} s   "
+          f"cpu min {min(cpus):6.2f} s  median {statistics.median(cpus):6.2f} s   ({repeats} runs)")
+
+
+def import_ms(module: str) -> float:
+    """Cumulative import time of ``module`` in a fresh interpreter (``-X importtime``), in ms."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    for line in reversed(done.stderr.splitlines()):
+        fields = [f.strip() for f in line.split("|")]
+        if len(fields) == 3 and fields[2] == module:
+            return int(fields[1]) / 1000
+    raise SystemExit(f"no import time found for {module}")
+
+
+def imported_by_cached_run(dirs: list[str]) -> list[str]:
+    """The heavy libraries a fully cached run has imported when it ends."""
+    code = ("import sys; from pipeline.cli import main; "
+            f"main({[*RUN[2:], *dirs]!r}); "
+            f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return done.stdout.split("\n")[-2].split()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--cold", action="store_true", help="also time the first-ever run (about a minute)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = ["--cache-dir", f"{tmp}/cache", "--output-dir", f"{tmp}/out"]
+        timed([*RUN, *dirs])  # fills the stage cache (and the kernel cache if needed)
+        repeat("cached run.py --network asia", [*RUN, *dirs], args.repeats)
+        repeat("run.py --network asia --no-cache", [*RUN, "--no-cache", *dirs], args.repeats)
+        print("heavy libraries imported by the cached run:", " ".join(imported_by_cached_run(dirs)) or "none")
+        print("import times (ms, fresh interpreter, one run each):",
+              ", ".join(f"{m} {import_ms(m):.0f}" for m in ("pipeline.cli", *HEAVY)))
+        if args.cold:
+            env = {**os.environ, "NUMBA_CACHE_DIR": f"{tmp}/numba"}
+            cold, cold_cpu, err = timed([*RUN, "--no-cache", *dirs], env)
+            warm, warm_cpu, _ = timed([*RUN, "--no-cache", *dirs], env)
+            print(f"first-ever run (empty numba cache)           wall {cold:6.2f} s  cpu {cold_cpu:6.2f} s")
+            print(f"same run, kernels cached                     wall {warm:6.2f} s  cpu {warm_cpu:6.2f} s")
+            print(f"compile time (difference)                    wall {cold - warm:6.2f} s  "
+                  f"cpu {cold_cpu - warm_cpu:6.2f} s")
+            print("what the first run said:", " | ".join(line for line in err.splitlines() if "kernel" in line))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Compile the numba kernels once per installation, in one go, and say so.
+
+numba caches compiled kernels on disk (``cache=True``, next to the sources or under
+``NUMBA_CACHE_DIR``), but the first run compiles them silently for tens of seconds. The first
+stage that needs kernels calls :func:`ensure_compiled`: when the stamp file says this set of
+kernels was not yet compiled for these sources, it prints one line, compiles every kernel the run
+will use by running the same pipeline on bundled data (so argument types are exactly those of a
+real run), prints how long that took and writes the stamp. Later processes read the
+stamp (a few file stats) and go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from .config import RunConfig
+
+logger = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL_PACKAGES = ("constraints", "scores", "ilp", "search", "graphs")
+def warm_up_config(cfg: RunConfig) -> RunConfig:
+    """The run that compiles ``cfg``'s kernels: the default data (alarm, 5000 rows), on which the
+    ILP uses all its cuts, or asia for the slow cops; anytime solvers stopped after 2 s."""
+    source = {"network": "asia", "rows": 500} if cfg.method == "cops" else {"network": "alarm", "rows": 5000}
+    return replace(cfg, data=None, seed=0, time_limit=None if cfg.solver == "ilp" else 2.0,
+                   cops_time_limit=10.0, within_bags=False, **source)
+
+_checked: set[str] = set()  # kernel sets checked in this process
+
+
+def stamp_path() -> Path:
+    """Beside numba's cache: ``$NUMBA_CACHE_DIR``, else the package's ``__pycache__``."""
+    base = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(base) / "hybridbn-kernels.json" if base else ROOT / "pipeline" / "__pycache__" / "hybridbn-kernels.json"
+
+
+def sources_key() -> str:
+    """Python and numba versions and the size and time of every source file that holds kernels."""
+    from importlib.metadata import version
+
+    parts = [sys.version, version("numba")]
+    for package in KERNEL_PACKAGES:
+        for path in sorted((ROOT / package).glob("*.py")):
+            st = path.stat()
+            parts.append(f"{package}/{path.name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def kernel_set(cfg: RunConfig) -> str:
+    """The options that decide which kernels a run compiles."""
+    return "/".join(str(x) for x in (cfg.method, cfg.test, cfg.score, cfg.solver, cfg.treewidth is not None))
+
+
+def ensure_compiled(cfg: RunConfig) -> None:
+    """Compile the kernels of ``cfg``'s run once, announced on stderr (see the module docstring)."""
+    wanted = kernel_set(cfg)
+    if wanted in _checked:
+        return
+    _checked.add(wanted)
+    path, key = stamp_path(), sources_key()
+    stamp = _read(path)
+    compiled = stamp.get("compiled", []) if stamp.get("key") == key else []
+    if wanted in compiled:
+        return
+    print("compiling the numba kernels for this kind of run once (they are cached for later runs)...",
+          file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    _warm_up(cfg)
+    print(f"kernels compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    _write(path, {"key": key, "compiled": sorted({*compiled, wanted})})
+
+
+def _warm_up(cfg: RunConfig) -> None:
+    """The run's pipeline on the warm-up data, cached nowhere; a failure is left to the real run."""
+    from .cache import StageCache
+    from .stages import run_stages
+
+    try:
+        run_stages(StageCache(None, enabled=False), warm_up_config(cfg))
+    except Exception as exc:  # noqa: BLE001 - the real run reports its own errors
+        logger.debug("kernel warm-up stopped: %s", exc)
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(path: Path, stamp: dict) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(stamp))
+    except OSError as exc:  # a read-only installation: the line shows again next time
+        logger.debug("kernel stamp not written: %s", exc)

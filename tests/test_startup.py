@@ -1,0 +1,57 @@
+"""Start-up: kernels compiled once with one announced line, and a fully cached run that imports
+neither numba nor pyscipopt (timings live in bench/startup.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline import kernels
+from pipeline.cli import main
+from pipeline.config import RunConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def stamp_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    monkeypatch.setattr(kernels, "_checked", set())
+    warmed = []
+    monkeypatch.setattr(kernels, "_warm_up", warmed.append)
+    return tmp_path / "numba", warmed
+
+
+def test_kernels_compile_once_per_kind_of_run_with_one_line(stamp_dir, capsys, monkeypatch):
+    folder, warmed = stamp_dir
+    cfg = RunConfig(network="alarm")
+    kernels.ensure_compiled(cfg)
+    err = capsys.readouterr().err
+    assert "compiling the numba kernels" in err and "kernels compiled in" in err and warmed == [cfg]
+    assert json.loads((folder / "hybridbn-kernels.json").read_text())["compiled"] == [kernels.kernel_set(cfg)]
+    kernels.ensure_compiled(cfg)  # same process
+    monkeypatch.setattr(kernels, "_checked", set())
+    kernels.ensure_compiled(RunConfig(network="asia", alpha=0.01))  # a later process, same kernels
+    assert capsys.readouterr().err == "" and len(warmed) == 1
+    kernels.ensure_compiled(RunConfig(network="alarm", solver="ges"))  # other kernels
+    assert "compiling" in capsys.readouterr().err and len(warmed) == 2
+    monkeypatch.setattr(kernels, "_checked", set())
+    monkeypatch.setattr(kernels, "sources_key", lambda: "edited sources")
+    kernels.ensure_compiled(cfg)
+    assert "compiling" in capsys.readouterr().err and len(warmed) == 3
+
+
+def test_cached_run_imports_neither_numba_nor_pyscipopt(tmp_path, capsys):
+    dirs = ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out")]
+    argv = ["--network", "asia", "--rows", "300", *dirs]
+    assert main(argv) == 0
+    capsys.readouterr()
+    code = ("import sys; from pipeline.cli import main; status = main(%r); "
+            "print(status, *sorted(m for m in ('numba', 'pyscipopt', 'matplotlib', 'scipy') if m in sys.modules))"
+            % argv)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-1] == "0", done.stdout + done.stderr
