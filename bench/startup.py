@@ -1,4 +1,4 @@
-"""Start-up cost of run.py: python bench/startup.py [--repeats R] [--cold].
+"""Start-up cost of run.py: python bench/startup.py [--repeats R] [--cold] [--baseline DIR].
 
 Prints, each as the minimum and the median of R processes (wall and CPU seconds):
 
@@ -7,7 +7,8 @@ Prints, each as the minimum and the median of R processes (wall and CPU seconds)
 * the import time of ``pipeline.cli`` and of the heavy libraries (``python -X importtime``);
 * which heavy libraries the cached run imports (it should need neither numba nor pyscipopt);
 
-and with ``--cold`` the first-ever run: ``--no-cache`` with an empty ``NUMBA_CACHE_DIR`` (every
+with ``--baseline DIR`` (another checkout, e.g. an older commit) the cached run of both checkouts,
+interleaved so that both see the same machine load; and with ``--cold`` the first-ever run: ``--no-cache`` with an empty ``NUMBA_CACHE_DIR`` (every
 kernel compiled) against the same run with that cache filled; the difference is the compile time.
 """
 
@@ -24,7 +25,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RUN = [sys.executable, str(ROOT / "run.py"), "--network", "asia", "--quiet"]
+ARGS = ["--network", "asia", "--quiet"]
+RUN = [sys.executable, str(ROOT / "run.py"), *ARGS]
 HEAVY = ("numba", "pyscipopt", "scipy", "pandas", "pyarrow", "matplotlib", "tqdm")
 
 
@@ -41,10 +43,16 @@ def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, fl
     return wall, cpu, done.stderr
 
 
-def repeat(label: str, argv: list[str], repeats: int, env: dict[str, str] | None = None) -> None:
-    walls, cpus = zip(*(timed(argv, env)[:2] for _ in range(repeats)))
-    print(f"{label:<44} wall min {min(walls):6.2f} s  median {statistics.median(walls):6.2f} s   "
-          f"cpu min {min(cpus):6.2f} s  median {statistics.median(cpus):6.2f} s   ({repeats} runs)")
+def repeat(runs: dict[str, list[str]], repeats: int, env: dict[str, str] | None = None) -> None:
+    """Time each labelled command ``repeats`` times, interleaved; print minimum and median."""
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label in runs}
+    for _ in range(repeats):
+        for label, argv in runs.items():
+            times[label].append(timed(argv, env)[:2])
+    for label, pairs in times.items():
+        walls, cpus = zip(*pairs)
+        print(f"{label:<44} wall min {min(walls):6.2f} s  median {statistics.median(walls):6.2f} s   "
+              f"cpu min {min(cpus):6.2f} s  median {statistics.median(cpus):6.2f} s   ({repeats} runs)")
 
 
 def import_ms(module: str) -> float:
@@ -71,12 +79,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--cold", action="store_true", help="also time the first-ever run (about a minute)")
+    parser.add_argument("--baseline", type=Path, help="another checkout to time the cached run against")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         dirs = ["--cache-dir", f"{tmp}/cache", "--output-dir", f"{tmp}/out"]
-        timed([*RUN, *dirs])  # fills the stage cache (and the kernel cache if needed)
-        repeat("cached run.py --network asia", [*RUN, *dirs], args.repeats)
-        repeat("run.py --network asia --no-cache", [*RUN, "--no-cache", *dirs], args.repeats)
+        cached = {"cached run.py --network asia": [*RUN, *dirs]}
+        if args.baseline is not None:
+            base_dirs = ["--cache-dir", f"{tmp}/base-cache", "--output-dir", f"{tmp}/base-out"]
+            cached[f"  same, {args.baseline}"] = [sys.executable, str(args.baseline / "run.py"), *ARGS, *base_dirs]
+        for argv in cached.values():
+            timed(argv)  # fills the stage cache (and the kernel cache if needed)
+        repeat(cached, args.repeats)
+        repeat({"run.py --network asia --no-cache": [*RUN, "--no-cache", *dirs]}, args.repeats)
         print("heavy libraries imported by the cached run:", " ".join(imported_by_cached_run(dirs)) or "none")
         print("import times (ms, fresh interpreter, one run each):",
               ", ".join(f"{m} {import_ms(m):.0f}" for m in ("pipeline.cli", *HEAVY)))
