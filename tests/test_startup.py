@@ -55,3 +55,12 @@ def test_cached_run_imports_neither_numba_nor_pyscipopt(tmp_path, capsys):
             % argv)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[-1] == "0", done.stdout + done.stderr
+
+
+def test_warm_up_runs_the_same_kinds_of_stages_on_bundled_data():
+    cfg = RunConfig(data="mine.csv", method="mmpc", score="bic", solver="kg", treewidth=2, time_limit=600.0,
+                    required="req.csv", tiers="tiers.csv")
+    small = kernels.warm_up_config(cfg)
+    assert (small.network, small.data, small.required, small.tiers) == ("alarm", None, None, None)
+    assert kernels.kernel_set(small) == kernels.kernel_set(cfg) and small.time_limit == 2.0
+    assert kernels.warm_up_config(RunConfig(network="munin", method="cops")).network == "asia"
