@@ -126,8 +126,6 @@ class RunConfig:
                                   f"({', '.join(TABLE_SOLVERS)}), not --solver {self.solver}")
             if self.within_bags:
                 raise ConfigError("--within-bags needs the cops restriction, which a score file does not have")
-            if self.has_knowledge:
-                raise ConfigError("--required, --forbidden and --tiers apply to runs from data, not to --scores")
         _seconds("--budget", self.budget)
 
     def _check_solver_options(self) -> None:

@@ -87,7 +87,7 @@ class Knowledge:
 
         def at(name: str, where: str) -> int:
             if name not in index:
-                raise KnowledgeError(f"{where}: unknown variable {name!r} (not a column of the data)")
+                raise KnowledgeError(f"{where}: unknown variable {name!r} (not a variable of the data or score file)")
             return index[name]
 
         n = len(names)
@@ -132,6 +132,20 @@ class KnowledgeMatrices:
         back and the forbidden and tier-excluded arcs taken out."""
         base = np.ones_like(self.allowed) if allowed is None else np.asarray(allowed, dtype=bool)
         return (base | self.adjacent) & self.allowed
+
+    def filter_table(self, table):
+        """A score table (:class:`scores.table.ScoreTable`) without the parent sets the knowledge
+        excludes: exact for forbidden arcs and tiers (a subset of an allowed set is allowed); for
+        required arcs only if the table was not pruned (a set holding a required parent may have been
+        pruned in favour of a subset without it)."""
+        from scores.table import ScoreTable
+
+        families = []
+        for c, family in enumerate(table.families):
+            need = set(np.flatnonzero(self.required[:, c]).tolist())
+            families.append({ps: s for ps, s in family.items()
+                             if need <= set(ps) and self.allowed[list(ps), c].all()})
+        return ScoreTable(n_vars=table.n_vars, families=families, names=table.names, meta=dict(table.meta))
 
     def violations(self, dag: np.ndarray) -> list[str]:
         """The constraints a DAG (``dag[p, c]`` for p -> c) breaks, as readable arcs."""

@@ -150,11 +150,13 @@ def _with_knowledge(params: dict[str, Any], cfg: RunConfig, adjacency_only: bool
     return params
 
 
-def knowledge_matrices(cfg: RunConfig, data: Artifact):
-    """The run's :class:`pipeline.knowledge.KnowledgeMatrices` over the data's variables (None: none)."""
+def knowledge_matrices(cfg: RunConfig, data: Artifact | list[str]):
+    """The run's :class:`pipeline.knowledge.KnowledgeMatrices` over the data's variables, or the
+    given names (None: no knowledge)."""
     if not cfg.has_knowledge:
         return None
-    return _module("pipeline.knowledge", "knowledge").knowledge_of(cfg).matrices(names_of(data))
+    names = data if isinstance(data, list) else names_of(data)
+    return _module("pipeline.knowledge", "knowledge").knowledge_of(cfg).matrices(names)
 
 
 CANDIDATES_CONDITIONAL = 4
@@ -420,9 +422,11 @@ def solve_stage(
     names = variable_names({"data": data} if data is not None else {"scores": scores})
 
     def compute():
-        inputs = SolveInputs(names=names, knowledge=None if data is None else knowledge_matrices(cfg, data))
+        inputs = SolveInputs(names=names, knowledge=knowledge_matrices(cfg, names))
         if scores is not None:
             inputs.table = table_of(scores, names)
+            if data is None and inputs.knowledge is not None:  # a score file: drop the sets it forbids
+                inputs.table = inputs.knowledge.filter_table(inputs.table)
         else:
             inputs.dataset, inputs.allowed = dataset_of(data), allowed_of(restrict)
             if inputs.knowledge is not None:
@@ -508,6 +512,7 @@ def run_stages(
     last = STAGES.index(upto)
     if cfg.scores is not None:
         out = {"scores": score_file_stage(cache, cfg)}
+        knowledge_matrices(cfg, variable_names(out))  # unknown variable names fail before solving
         if last >= 3:
             out["solve"] = solve_stage(cache, cfg, None, None, out["scores"])
         return out

@@ -329,3 +329,30 @@ def test_grid_keys_are_files_relative_to_the_grid(tmp_path, asia_files):
     assert job_key(replace(plain), True) == job_key(plain, True) != key
     with pytest.raises(ValueError, match="--tiers: file not found"):
         parse_grid('networks = ["asia"]\ntiers = "missing.csv"\n', base_dir=folder)
+
+
+def test_score_file_runs_apply_the_knowledge(tmp_path, asia_files, capsys):
+    from scores.jkl import write_jkl
+
+    ds = forward_sample(load_network("asia"), 500, 2)
+    full = build_score_table(ds.data, ds.arities, score="bic", palim=2, names=ds.names, prune=False)
+    write_jkl(full, tmp_path / "asia.jkl", use_names=True)
+    m = read_knowledge(**asia_files).matrices(list(ds.names))
+    best = exact_optimum(_filtered(full, m, m.required))[0]
+    out = tmp_path / "out"
+    argv = ["--scores", str(tmp_path / "asia.jkl"), "--cache-dir", str(tmp_path / "c"), "--output-dir", str(out)]
+    files = [f"--{key}={path}" for key, path in asia_files.items()]
+    assert main([*argv, *files]) == 0
+    folder, = out.iterdir()
+    result = json.loads((folder / "result.json").read_text())
+    assert result["result"]["objective"] == pytest.approx(best, rel=1e-9)
+    edges = pd.read_csv(folder / "edges.csv")
+    dag = np.zeros((8, 8), dtype=bool)
+    index = {v: i for i, v in enumerate(ds.names)}
+    for s, t in zip(edges["source"], edges["target"]):
+        dag[index[s], index[t]] = True
+    assert m.violations(dag) == []
+    unknown = write(tmp_path / "u.csv", "source,target\nasia,Smoke\n")
+    capsys.readouterr()
+    assert main([*argv, "--forbidden", unknown]) == 2
+    assert "u.csv line 2: unknown variable 'Smoke'" in capsys.readouterr().err
