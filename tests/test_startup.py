@@ -40,7 +40,7 @@ def test_kernels_compile_once_per_kind_of_run_with_one_line(stamp_dir, capsys, m
     kernels.ensure_compiled(RunConfig(network="alarm", solver="ges"))  # other kernels
     assert "compiling" in capsys.readouterr().err and len(warmed) == 2
     monkeypatch.setattr(kernels, "_checked", set())
-    monkeypatch.setattr(kernels, "sources_key", lambda: "edited sources")
+    monkeypatch.setattr(kernels, "stamp_key", lambda: "another numba")
     kernels.ensure_compiled(cfg)
     assert "compiling" in capsys.readouterr().err and len(warmed) == 3
 
@@ -59,8 +59,10 @@ def test_cached_run_imports_neither_numba_nor_pyscipopt(tmp_path, capsys):
 
 def test_warm_up_runs_the_same_kinds_of_stages_on_bundled_data():
     cfg = RunConfig(data="mine.csv", method="mmpc", score="bic", solver="kg", treewidth=2, time_limit=600.0,
-                    required="req.csv", tiers="tiers.csv")
+                    required="req.csv", tiers="tiers.csv", palim=None, max_order=None)
     small = kernels.warm_up_config(cfg)
     assert (small.network, small.data, small.required, small.tiers) == ("alarm", None, None, None)
-    assert kernels.kernel_set(small) == kernels.kernel_set(cfg) and small.time_limit == 2.0
-    assert kernels.warm_up_config(RunConfig(network="munin", method="cops")).network == "asia"
+    assert kernels.kernel_set(small) == kernels.kernel_set(cfg)
+    assert (small.time_limit, small.palim, small.max_order) == (2.0, 3, 1)
+    for method in ("cops", "none"):
+        assert kernels.warm_up_config(RunConfig(network="munin", method=method)).network == "asia"
