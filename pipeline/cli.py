@@ -158,6 +158,10 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
              f"(equivalence-class search) (default {d.solver})")
     so.add_argument("--time-limit", type=float,
                     help="solver time limit in seconds (default: none; 60 for the anytime kg / kastar)")
+    so.add_argument("--budget", type=float, metavar="SECONDS",
+                    help="one wall-clock budget for restriction, scoring and solving together: the solver gets "
+                         "what is left and returns its best DAG with bound and gap (cops may use half); "
+                         "ilp, kg, kastar (default: none)")
     so.add_argument(
         "--treewidth", type=int, metavar="K",
         help="bound the treewidth of the learned DAG's moral graph by K: needed by kg/kastar; "
@@ -207,7 +211,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         palim=args.palim, solver=args.solver, time_limit=args.time_limit, treewidth=args.treewidth,
         sges_bound=args.sges_bound, within_bags=args.within_bags, candidates=args.candidates,
         cops_time_limit=args.cops_time_limit, required=args.required, forbidden=args.forbidden,
-        tiers=args.tiers, scores=args.scores, missing=args.missing,
+        tiers=args.tiers, scores=args.scores, missing=args.missing, budget=args.budget,
     ).validated()
     from .learn import check_source
 

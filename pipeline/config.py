@@ -126,7 +126,9 @@ class RunConfig:
                                   f"({', '.join(TABLE_SOLVERS)}), not --solver {self.solver}")
             if self.within_bags:
                 raise ConfigError("--within-bags needs the cops restriction, which a score file does not have")
-        _seconds("--budget", self.budget)
+        if _seconds("--budget", self.budget) is not None and self.solver.lower() not in TABLE_SOLVERS:
+            raise ConfigError(f"--budget needs a solver with a time limit ({', '.join(TABLE_SOLVERS)}), "
+                              f"not --solver {self.solver}")
 
     def _check_solver_options(self) -> None:
         solver = self.solver.lower()

@@ -20,6 +20,7 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     within_bags = [false]         # ilp inside the cops tree decomposition (methods = ["cops"])
     time_limit = 600              # seconds per solve (omit: none)
     cops_time_limit = 600         # seconds per cops-and-robbers restriction (omit: none)
+    budget = 900                  # seconds per job for restriction + scoring + solving (omit: none)
     required = "required.csv"     # expert knowledge for every job (CSV files relative to the grid file;
     forbidden = "forbidden.csv"   #   see pipeline.knowledge); cached by content
     tiers = "tiers.csv"
@@ -77,7 +78,7 @@ LIST_KEYS = {
     "sges_bounds": "sges_bound",
     "within_bags": "within_bags",
 }
-SCALAR_KEYS = {"name", "time_limit", "cops_time_limit", "baseline", "score_groups"}
+SCALAR_KEYS = {"name", "time_limit", "cops_time_limit", "budget", "baseline", "score_groups"}
 KNOWLEDGE_KEYS = ("required", "forbidden", "tiers")
 SCALAR_KEYS |= set(KNOWLEDGE_KEYS)
 
@@ -148,7 +149,8 @@ def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Gri
     ]
     knowledge = {key: str(Path(base_dir, spec[key]).resolve()) if isinstance(spec[key], str) else spec[key]
                  for key in KNOWLEDGE_KEYS if key in spec}
-    base = RunConfig(time_limit=spec.get("time_limit"), cops_time_limit=spec.get("cops_time_limit"), **knowledge)
+    base = RunConfig(time_limit=spec.get("time_limit"), cops_time_limit=spec.get("cops_time_limit"),
+                     budget=spec.get("budget"), **knowledge)
     configs: list[RunConfig] = []
     seen: set[RunConfig] = set()
     for combo in itertools.product(*(values for _, values in axes)):
@@ -207,6 +209,9 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
         config.pop("candidates")
     if cfg.cops_time_limit is None:  # the same, for jobs cached before the cops had a time limit
         config.pop("cops_time_limit")
+    for key, default in (("scores", None), ("missing", "reject"), ("budget", None)):  # (issue 20: old keys kept)
+        if config[key] == default:
+            config.pop(key)
     for key in KNOWLEDGE_KEYS:  # files are keyed by content; no key change without knowledge
         config.pop(key)
     if cfg.has_knowledge:

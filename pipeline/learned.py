@@ -107,6 +107,13 @@ class LearnResult:
         return {name: dict(art.meta) for name, art in self.artifacts.items()}
 
     @property
+    def budget(self) -> dict[str, Any] | None:
+        """With ``budget=SECONDS``: the budget and each stage's time limit and time used."""
+        from .budget import budget_record
+
+        return budget_record(self.config, self.artifacts)
+
+    @property
     def evaluation(self) -> dict[str, Any] | None:
         """SHD (between CPDAGs), skeleton precision / recall / F1 and arc differences against the
         network that generated the data; None when it is not known (user data, score files)."""

@@ -18,6 +18,7 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping
 
+from .budget import budget_record
 from .cache import Artifact
 from .config import RunConfig
 from .stages import dag_of, dataset_of, true_dag, variable_names
@@ -37,6 +38,7 @@ def result_record(cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method:
         "config": cfg.as_dict(),
         "cpt": cpt_method,
         "result": artifacts["solve"].meta["result"],
+        "budget": budget_record(cfg, artifacts),
         "stages": {
             name: {"key": art.key, "seconds": art.seconds, "cached": art.cached, "meta": art.meta}
             for name, art in artifacts.items()

@@ -145,6 +145,13 @@ def format_run_summary(cfg: RunConfig, artifacts: Mapping[str, Artifact], output
     if "solve" in hybrid:
         total = sum(artifacts[s].seconds for s in hybrid)
         lines.append(f"{'hybrid':<9} {total:8.2f}s          {' + '.join(hybrid)}")
+    if cfg.budget is not None and "solve" in artifacts:
+        from .budget import budget_record
+
+        record = budget_record(cfg, artifacts)
+        lines.append(f"{'budget':<9} {cfg.budget:8.2f}s          solver time limit "
+                     f"{record['stages']['solve']['limit']:g} s after {record['used'] - artifacts['solve'].seconds:.2f} s "
+                     "of restriction and scoring")
     if output is not None:
         lines += ["", f"learned network written to {output}/"]
     return "\n".join(lines)

@@ -508,23 +508,26 @@ def run_stages(
     ``n_jobs`` threads score the children, or, with ``score_executor`` (e.g. a Dask cluster),
     ``score_groups`` tasks do. ``frame``: the data as a table (the Python API) instead of a
     network or a file. A score file (``cfg.scores``) skips data, restriction and evaluation.
+    With ``cfg.budget`` the restriction and the solver get the time limits of :mod:`pipeline.budget`.
     """
     last = STAGES.index(upto)
+    from .budget import restrict_config, solve_config
+
     if cfg.scores is not None:
         out = {"scores": score_file_stage(cache, cfg)}
         knowledge_matrices(cfg, variable_names(out))  # unknown variable names fail before solving
         if last >= 3:
-            out["solve"] = solve_stage(cache, cfg, None, None, out["scores"])
+            out["solve"] = solve_stage(cache, solve_config(cfg, out), None, None, out["scores"])
         return out
     out: dict[str, Artifact] = {"data": data_stage(cache, cfg, frame)}
     knowledge_matrices(cfg, out["data"])  # unknown variable names fail before the other stages
     if last >= 1:
-        out["restrict"] = restrict_stage(cache, cfg, out["data"], progress, n_jobs)
+        out["restrict"] = restrict_stage(cache, restrict_config(cfg), out["data"], progress, n_jobs)
     if last >= 2 and cfg.solver in TABLE_SOLVERS:
         out["scores"] = scores_stage(cache, cfg, out["data"], out["restrict"], progress, n_jobs,
                                      score_executor, score_groups)
     if last >= 3:
-        out["solve"] = solve_stage(cache, cfg, out["data"], out["restrict"], out.get("scores"))
+        out["solve"] = solve_stage(cache, solve_config(cfg, out), out["data"], out["restrict"], out.get("scores"))
     if last >= 4:
         out["evaluate"] = evaluate_stage(cache, cfg, out["data"], out["solve"])
     return out
