@@ -46,6 +46,9 @@ examples:
   python run.py --network munin --method candidates --score bic --palim 2 --solver kg --treewidth 2
   python run.py --network alarm --method cops --within-bags   # ILP inside the cops decomposition
   python run.py --network asia --required req.csv --forbidden no.csv --tiers tiers.csv
+  python run.py --data survey.csv --missing drop       # drop the rows with a missing cell
+  python run.py --network alarm --write-scores alarm.jkl && python run.py --scores alarm.jkl
+  python run.py --network alarm --palim 4 --budget 60  # restriction + scoring + solving in 60 s
   python run.py --list-networks
   python run.py grid grids/thesis-alpha.toml --jobs 2      # experiment grid (see docs/hpc.md)
   python run.py report output/grid-thesis-alpha/results.parquet

@@ -84,7 +84,8 @@ SCALAR_KEYS |= set(KNOWLEDGE_KEYS)
 
 RESULT_COLUMNS = [
     "job", "network", "rows", "seed", "method", "candidates", "test", "alpha", "max_order", "score", "ess",
-    "palim", "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "cops_time_limit", "status", "error",
+    "palim", "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "cops_time_limit", "budget",
+    "status", "error",
     "t_data", "t_restrict", "t_score", "t_solve", "t_hybrid", "t_unrestricted", "reduction",
     "n_tests", "n_allowed", "n_pairs", "n_candidates", "objective", "dual_bound", "gap",
     "shd", "precision", "recall", "f1", "added", "missing", "reversed",

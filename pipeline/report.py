@@ -178,7 +178,7 @@ REPORTED_COLUMNS = ("network", "status", "t_hybrid", "t_unrestricted", "n_pairs"
                     "f1_vs_unrestricted")
 #: run parameters that tell the lines of a sweep figure apart when they vary (seeds are averaged)
 LINE_PARAMETERS = ("rows", "method", "candidates", "test", "alpha", "max_order", "score", "ess", "palim",
-                   "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "cops_time_limit")
+                   "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "cops_time_limit", "budget")
 
 
 def read_results(path: Path) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from pipeline.budget import MIN_SOLVE_SECONDS, RESTRICT_SHARE, budget_record, re
 from pipeline.cache import Artifact
 from pipeline.cli import main
 from pipeline.config import RunConfig
-from pipeline.grid import parse_grid
+from pipeline.grid import _param_columns, parse_grid
 
 
 def spent(restrict: float, scores: float) -> dict[str, Artifact]:
@@ -84,5 +84,6 @@ def test_bad_budget_is_a_one_line_error(capsys, tmp_path, argv, message):
 def test_grid_key():
     grid = parse_grid('networks = ["asia"]\nbudget = 60\n', name="g")
     assert [cfg.budget for cfg in grid.configs] == [60.0]
+    assert _param_columns(grid.configs[0])["budget"] == 60.0  # a column of the results table
     with pytest.raises(ValueError, match="--budget must be a positive"):
         parse_grid('networks = ["asia"]\nbudget = -1\n', name="g")
