@@ -158,9 +158,12 @@ def solve_ilp(
             warm = heur.polish(warm)
             model.addSol(heur.make_solution(warm))
     t_build = time.perf_counter() - t0
+    t_first = t_build if warm is not None else None
 
     model.optimize()
     t_solve = time.perf_counter() - t0 - t_build
+    if t_first is None and model.getNSols() > 0:
+        t_first = t_build + min(model.getSolTime(s) for s in model.getSols())
     if verbose:
         model.printStatistics()
     for plugin in plugins:
@@ -193,6 +196,9 @@ def solve_ilp(
         "lp_iterations": model.getNLPIterations(),
         "cuts_applied": model.getNCutsApplied(),
         "warm_start_objective": float(problem.score[warm].sum()) if warm is not None else None,
+        # SCIP leaves the root bound unset when the search ends at the root
+        "root_dual_bound": float(model.getDualboundRoot()) if model.getNTotalNodes() > 1 else dual,
+        "first_incumbent_s": t_first,
     }
     for plugin in plugins:
         stats.update(plugin.stats)
