@@ -138,7 +138,7 @@ def parse_gobnilp(text: str) -> dict:
     sets = re.search(r"(\d+) candidate parent sets created", text)
     status = re.search(r"^SCIP Status\s*:\s*(.*)$", text, re.M)
     status = status.group(1) if status else "error"
-    first = re.search(r"^First Solution\s*:.*?([0-9.]+) seconds", text, re.M)
+    first = re.search(r"^  First Solution\s*:.*?([0-9.]+) seconds", text, re.M)
     parents = {}  # its printed DAG: one "child<-parent,parent score" line per variable
     for child, pas in re.findall(r"^(\S+)<-(\S*) -?[0-9.]+(?:e[-+]?\d+)?$", text, re.M):
         parents[child] = [p for p in pas.split(",") if p]
@@ -151,7 +151,7 @@ def parse_gobnilp(text: str) -> dict:
         "gap%": _number(r"^Gap\s*:\s*([0-9.eE+-]+) %", text),
         "nodes": _number(r"^  nodes \(total\)\s*:\s*(\d+)", text),
         "root_bound": _number(r"^  Final Dual Bound\s*:\s*([-+0-9.eE]+)", text),
-        "first_inc_s": float(first.group(1)) if first else None,
+        "first_inc_s": float(first.group(1)) if first else None,  # on SCIP's clock
         "score_cpu": _number(r"candidate parent sets created in ([0-9.]+) seconds", text),
         "solve_cpu": _number(r"^Solving Time \(sec\)\s*:\s*([0-9.]+)", text),
         "parent_sets": parents,
@@ -182,6 +182,16 @@ def run_gobnilp(binary: str, case: dict) -> dict:
 COLUMNS = ["network", "N", "score", "palim", "solver", "sets", "same", "status", "objective",
            "bound", "gap%", "nodes", "root_bound", "first_inc_s", "score_cpu", "solve_cpu",
            "total_cpu", "rss_MB", "cpu_ratio"]
+
+
+def _agreement(ours: dict, gob: dict) -> str:
+    """``sets/objective``: ``=`` where the two agree (objectives compared when both are proven
+    optimal, to 1e-6 relative), ``!`` where they differ, ``?`` where there is nothing to compare."""
+    sets = "=" if ours.get("sets") == gob.get("sets") else "!"
+    if ours.get("status") == gob.get("status") == "optimal":
+        a, b = ours["objective"], gob["objective"]
+        return sets + ("=" if abs(a - b) <= 1e-6 * max(abs(a), 1.0) else "!")
+    return sets + "?"
 
 
 def _cell(value) -> str:
@@ -217,8 +227,9 @@ def main() -> None:
     results = []
 
     print(" ".join(f"{c:>11}" for c in COLUMNS), flush=True)
-    print("(CPU seconds and peak RSS of the whole process; score_cpu for GOBNILP is its own "
-          "report of scoring wall seconds; cpu_ratio = ours / GOBNILP total CPU)", flush=True)
+    print("(total_cpu, rss_MB: the whole process; same: parent-set counts / optima agree; "
+          "GOBNILP's score_cpu and solve_cpu are its own wall-clock reports; "
+          "cpu_ratio = ours / GOBNILP total_cpu)", flush=True)
     for network in args.networks:
         for n_rows in args.rows:
             for score, ess in scores:
@@ -232,7 +243,7 @@ def main() -> None:
                         rows["gobnilp"] = run_gobnilp(args.gobnilp, case)
                     same = None
                     if len(rows) == 2:
-                        same = rows["ours"].get("sets") == rows["gobnilp"].get("sets")
+                        same = _agreement(rows["ours"], rows["gobnilp"])
                         if rows["gobnilp"]["total_cpu"] > 0:
                             rows["ours"]["cpu_ratio"] = rows["ours"]["total_cpu"] / rows["gobnilp"]["total_cpu"]
                     label = "bic" if score == "bic" else f"bdeu{ess:g}"
