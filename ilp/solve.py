@@ -23,6 +23,7 @@ from graphs.dag import find_cycle
 from ilp.cluster_cuts import ClusterConshdlr
 from ilp.heuristics import SinksHeur, sinks_dag
 from ilp.model import FamilyModel, build_model
+from ilp.portfolio import DP_MAX_VARS, solve_by_dp
 from ilp.problem import ILPInfeasibleError, ILPInputError, build_problem
 from ilp.result import ILPResult
 from scores.table import ScoreTable
@@ -99,6 +100,7 @@ def solve_ilp(
     warm_start: bool = True,
     scip_params: dict[str, Any] | None = None,
     extend: Callable[[FamilyModel], Iterable[Any]] | None = None,
+    dp_max_vars: int = DP_MAX_VARS,
 ) -> ILPResult:
     """Maximise the total local score over DAGs whose families are in ``table``.
 
@@ -128,10 +130,16 @@ def solve_ilp(
     Raises :class:`ILPInputError` (a ``ValueError``) on bad input before the solver starts,
     :class:`ILPInfeasibleError` if no acyclic choice of candidate parent sets exists, and
     :class:`ILPSolveError` if SCIP stopped before finding any DAG.
+
+    Problems of at most ``dp_max_vars`` variables (and no ``extend``) are solved exactly by the
+    dynamic programme of :mod:`ilp.portfolio` instead of SCIP (``0``: always SCIP); the SCIP
+    options then have no effect.
     """
     t0 = time.perf_counter()
     _check_options(time_limit, threads, seed, subip_time_limit)
     problem = build_problem(table, required_arcs=required_arcs, forbidden_arcs=forbidden_arcs, palim=palim)
+    if extend is None and problem.n <= dp_max_vars:
+        return solve_by_dp(problem, table, t0)
     fm = build_model(problem, arc_vars=arc_vars, set_packing=set_packing, cluster_3=cluster_3)
     model = fm.model
     _set_parameters(model, time_limit=time_limit, verbose=verbose, seed=seed, scip_params=scip_params)
@@ -148,8 +156,11 @@ def solve_ilp(
     for a in fm.arcs.values():
         model.chgVarBranchPriority(a, arc_branch_priority)
     heur = SinksHeur(problem, fm.x, fm.arcs, order_search=order_search)
+    # also between the cut rounds: on large tables the root's rounds take minutes and the
+    # incumbent would otherwise stay the warm start until the root is done
     model.includeHeur(heur, "sinks", "sink-finding heuristic on the LP solution", "k",
-                      priority=1000, freq=sinks_freq, timingmask=SCIP_HEURTIMING.AFTERLPNODE)
+                      priority=1000, freq=sinks_freq,
+                      timingmask=SCIP_HEURTIMING.AFTERLPNODE | SCIP_HEURTIMING.DURINGLPLOOP)
     plugins = [conshdlr, heur] + list(extend(fm) if extend is not None else ())
     warm = None
     if warm_start:
@@ -189,6 +200,7 @@ def solve_ilp(
         dual = math.inf
     gap = 0.0 if status == "optimal" else max(0.0, (dual - objective) / max(abs(objective), 1e-12))
     stats = {
+        "method": "ilp",
         "n_vars": problem.n,
         "n_families": problem.n_families,
         "n_arc_vars": len(fm.arcs),

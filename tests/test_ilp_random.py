@@ -1,4 +1,7 @@
-"""ILP optimum against the exact DP on random score tables; acyclicity and bookkeeping properties."""
+"""ILP optimum against the exact DP on random score tables; acyclicity and bookkeeping properties.
+
+The cross-checks run both routes of ``solve_ilp``: SCIP (``dp_max_vars=0``) and the small-problem
+DP route of :mod:`ilp.portfolio` (the default on these sizes); the other tests exercise SCIP."""
 
 from __future__ import annotations
 
@@ -23,33 +26,40 @@ def _check_result(table: ScoreTable, res: ILPResult) -> None:
     assert res.gap >= 0.0
 
 
+SCIP = {"dp_max_vars": 0}
+ROUTES = pytest.mark.parametrize("route", [SCIP, {}], ids=["scip", "portfolio"])
+
+
+@ROUTES
 @pytest.mark.parametrize("n", [4, 5, 6, 7, 8])
 @pytest.mark.parametrize("seed", range(4))
-def test_matches_exact_dp(n, seed):
+def test_matches_exact_dp(n, seed, route):
     table = random_table(n, 1000 * n + seed, palim=3)
-    res = solve_ilp(table, seed=seed)
+    res = solve_ilp(table, seed=seed, **route)
     score, _ = exact_optimum(table)
-    assert res.status == "optimal"
+    assert res.status == "optimal" and res.stats["method"] == ("ilp" if route else "exact_dp")
     assert res.objective == pytest.approx(score, rel=1e-9)
     _check_result(table, res)
 
 
+@ROUTES
 @pytest.mark.parametrize("seed", range(8))
-def test_restricted_tables(seed):
+def test_restricted_tables(seed, route):
     table = random_table(7, 50 + seed, palim=2, keep=0.4, empty=seed % 3 != 0)
     try:
         score, _ = exact_optimum(table)
     except ExactDPError:
         with pytest.raises(ILPInfeasibleError):
-            solve_ilp(table)
+            solve_ilp(table, **route)
         return
-    res = solve_ilp(table)
+    res = solve_ilp(table, **route)
     assert res.objective == pytest.approx(score, rel=1e-9)
     _check_result(table, res)
 
 
+@ROUTES
 @pytest.mark.parametrize("seed", range(4))
-def test_required_forbidden_palim_match_filtered_dp(seed):
+def test_required_forbidden_palim_match_filtered_dp(seed, route):
     rng = np.random.default_rng(seed)
     table = random_table(7, 300 + seed, palim=3)
     order = rng.permutation(7)
@@ -64,7 +74,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed):
         for v, fam in enumerate(table.families)
     ]
     score, _ = exact_optimum(ScoreTable(n_vars=7, families=filtered))
-    res = solve_ilp(table, required_arcs=required, forbidden_arcs=forbidden, palim=palim)
+    res = solve_ilp(table, required_arcs=required, forbidden_arcs=forbidden, palim=palim, **route)
     assert res.objective == pytest.approx(score, rel=1e-9)
     assert all(res.dag[u, c] for u, c in required)
     assert not any(res.dag[u, c] for u, c in forbidden)
@@ -79,14 +89,14 @@ def test_required_forbidden_palim_match_filtered_dp(seed):
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
     score, _ = exact_optimum(table)
-    res = solve_ilp(table, **options)
+    res = solve_ilp(table, **options, **SCIP)
     assert res.objective == pytest.approx(score, rel=1e-9)
     _check_result(table, res)
 
 
 def test_time_limit_returns_best_dag_with_bound():
     table = random_table(14, 5, palim=3, keep=0.8)
-    res = solve_ilp(table, time_limit=0.2)
+    res = solve_ilp(table, time_limit=0.2, **SCIP)
     assert res.status in ("timelimit", "optimal")
     _check_result(table, res)
     if res.status == "timelimit":
@@ -95,10 +105,21 @@ def test_time_limit_returns_best_dag_with_bound():
 
 def test_deterministic_for_a_seed_and_serialisable():
     table = random_table(8, 9, palim=3)
-    a, b = solve_ilp(table, seed=3), solve_ilp(table, seed=3)
+    a, b = solve_ilp(table, seed=3, **SCIP), solve_ilp(table, seed=3, **SCIP)
     assert a.parent_sets == b.parent_sets and a.stats["nodes"] == b.stats["nodes"]
     d = json.loads(json.dumps(a.to_dict()))
     assert d["status"] == "optimal" and d["parent_sets"] == [list(ps) for ps in a.parent_sets]
     assert set(d["times"]) == {"build", "solve"}
     for key in ("nodes", "lp_iterations", "integral_cuts", "greedy_cuts", "subip_cuts", "convex4_cuts"):
         assert key in d["stats"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_portfolio_threshold_picks_the_route(seed):
+    """At the threshold the DP answers; one variable below it SCIP does; both are optimal."""
+    table = random_table(9, 900 + seed, palim=3)
+    dp, ip = solve_ilp(table, dp_max_vars=9), solve_ilp(table, dp_max_vars=8)
+    assert (dp.stats["method"], ip.stats["method"]) == ("exact_dp", "ilp")
+    assert dp.objective == pytest.approx(ip.objective, rel=1e-9)
+    assert dp.dual_bound == dp.objective and dp.gap == 0.0
+    _check_result(table, dp)

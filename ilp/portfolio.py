@@ -1,0 +1,53 @@
+"""The small-problem route of :func:`ilp.solve_ilp`: the exact dynamic programme.
+
+On few variables the best-sink dynamic programme (Silander & Myllymäki 2006,
+:mod:`search.exact_dp`) costs ``O(n 2^n)`` whatever the table, while the IP's difficulty grows
+with the table and its LP gap: child (20 variables) at N=100, BDeu ESS 100, palim 3 (5,355
+parent sets) takes the DP 0.4 CPU s and leaves both SCIP-based solvers (ours and GOBNILP) with a
+gap after 60 s (docs/benchmarks.md). A portfolio in the spirit of Malone et al. (2018): the IP
+below the threshold is replaced by the DP, which is exact on the same filtered family set.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ilp.problem import FamilyProblem, ILPInfeasibleError
+from ilp.result import ILPResult
+from scores.table import ScoreTable
+from search.exact_dp import ExactDPError, exact_optimum
+
+DP_MAX_VARS = 20
+"""Default largest number of variables solved by the DP (its memory is ~12 n 2^n bytes)."""
+
+
+def problem_table(problem: FamilyProblem) -> ScoreTable:
+    """The families of ``problem`` (after parent limit and required/forbidden arcs) as a table."""
+    families = [{problem.parents[f]: float(problem.score[f]) for f in fams.tolist()}
+                for fams in problem.by_child]
+    return ScoreTable(n_vars=problem.n, families=families, names=list(problem.names))
+
+
+def solve_by_dp(problem: FamilyProblem, table: ScoreTable, t0: float) -> ILPResult:
+    """Optimal DAG of ``problem`` by the DP, as an :class:`ILPResult` (status ``"optimal"``);
+    the objective is re-scored on the caller's ``table``. ``t0``: the caller's start clock."""
+    t_build = time.perf_counter() - t0
+    try:
+        _, parent_sets = exact_optimum(problem_table(problem), max_vars=problem.n)
+    except ExactDPError:  # the only error left on a validated problem within max_vars
+        raise ILPInfeasibleError("no acyclic choice of the candidate parent sets exists") from None
+    objective = table.score_of(parent_sets)
+    t_solve = time.perf_counter() - t0 - t_build
+    stats = {"method": "exact_dp", "n_vars": problem.n, "n_families": problem.n_families,
+             "nodes": 0, "lp_iterations": 0, "cuts_applied": 0, "root_dual_bound": objective,
+             "first_incumbent_s": t_build + t_solve}
+    return ILPResult(
+        dag=problem.dag_of(_families_of(problem, parent_sets)), parent_sets=parent_sets,
+        objective=objective, dual_bound=objective, gap=0.0, status="optimal",
+        names=problem.names, times={"build": t_build, "solve": t_solve}, stats=stats,
+    )
+
+
+def _families_of(problem: FamilyProblem, parent_sets) -> list[int]:
+    index = {(int(problem.child[f]), ps): f for f, ps in enumerate(problem.parents)}
+    return [index[(v, tuple(ps))] for v, ps in enumerate(parent_sets)]
