@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-from pyscipopt import SCIP_PARAMSETTING, SCIP_HEURTIMING
+from pyscipopt import SCIP_HEURTIMING, SCIP_PARAMSETTING, SCIP_STAGE
 
 from graphs.dag import find_cycle
 from ilp.cluster_cuts import ClusterConshdlr
@@ -73,6 +73,15 @@ def _set_parameters(model, *, time_limit, verbose, seed, scip_params) -> None:
         model.setParam("limits/time", float(time_limit))
     for name, value in (scip_params or {}).items():
         model.setParam(name, value)
+
+
+def _search_counts(model) -> dict[str, int]:
+    """Nodes, LP iterations and cuts applied; all 0 when SCIP stopped before solving began (a
+    tiny time limit ends it in presolving, where SCIP refuses these queries)."""
+    if model.getStage() not in (SCIP_STAGE.SOLVING, SCIP_STAGE.SOLVED):
+        return {"nodes": 0, "lp_iterations": 0, "cuts_applied": 0}
+    return {"nodes": model.getNTotalNodes(), "lp_iterations": model.getNLPIterations(),
+            "cuts_applied": model.getNCutsApplied()}
 
 
 def solve_ilp(
@@ -183,6 +192,8 @@ def solve_ilp(
     status = model.getStatus()
     if status == "infeasible":
         raise ILPInfeasibleError("no acyclic choice of the candidate parent sets exists")
+    if status == "userinterrupt" and model.getNSols() == 0:  # Ctrl-C before any DAG: nothing to report
+        raise KeyboardInterrupt("SCIP was interrupted before it found a DAG")
     if model.getNSols() == 0:
         raise ILPSolveError(f"SCIP stopped with status {status!r} before finding any DAG")
 
@@ -204,9 +215,7 @@ def solve_ilp(
         "n_vars": problem.n,
         "n_families": problem.n_families,
         "n_arc_vars": len(fm.arcs),
-        "nodes": model.getNTotalNodes(),
-        "lp_iterations": model.getNLPIterations(),
-        "cuts_applied": model.getNCutsApplied(),
+        **_search_counts(model),
         "warm_start_objective": float(problem.score[warm].sum()) if warm is not None else None,
         # SCIP leaves the root bound unset when the search ends at the root
         "root_dual_bound": float(model.getDualboundRoot()) if model.getNTotalNodes() > 1 else dual,

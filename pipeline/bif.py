@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import logging
 import re
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -379,8 +380,12 @@ def read_bif(source: str | Path) -> Network:
     if not path.is_file():
         raise FileNotFoundError(f"BIF file not found: {path}")
     opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        text = fh.read()
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:  # unreadable, truncated, not text
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise BIFError(f"cannot read BIF file {path}: {reason}") from None
     stem = path.name.split(".")[0]
     network = _parse(text, str(path), stem)
     logger.debug("read %s: %d variables, %d arcs", path, network.n_vars, network.n_edges)

@@ -11,12 +11,19 @@ changed parameter, a changed upstream artifact or a bumped stage version gives a
 Writes are atomic and safe for concurrent writers sharing a filesystem (batch jobs, Dask
 workers): every file is written to a temporary file in the same directory and moved into place
 with :func:`os.replace`; parquet files are content-addressed (their name carries their checksum),
-and the manifest, which lists the files and their checksums, is replaced last. An artifact
-therefore exists only when its manifest exists and every file it lists has the listed checksum;
+and the manifest, which lists the files and their checksums, is replaced last. The manifest
+carries the SHA-256 of its own content (``checksum``), so a changed value in it (a flipped bit
+in an objective) is detected like a damaged parquet file. An artifact therefore exists only when
+its manifest exists, matches its own checksum and every file it lists has the listed checksum;
 two writers of the same key each leave a complete, consistent artifact and the last manifest
 wins. A truncated or corrupted artifact is detected on load (checksum mismatch, unreadable
 manifest or parquet), reported with a warning and recomputed by the caller; this also covers a
 file left empty by a crash between rename and flush, so no fsync is needed.
+
+Final results only: ``get_or_compute`` asks the stage whether a fresh result is ``final``,
+``limited`` (stopped by a time or work limit: stored with its status, reused by a rerun with the
+same parameters, which say so) or ``interrupted`` (Ctrl-C: never stored; raised as
+:class:`StageInterrupted` carrying what the stage had).
 
 The root is chosen by :func:`resolve_cache_dir`: the ``--cache-dir`` option, else the
 environment variable ``HYBRIDBN_CACHE_DIR``, else ``./.hybridbn-cache``.
@@ -38,6 +45,8 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
+from .atomic import replace_file
+
 logger = logging.getLogger(__name__)
 
 ENV_VAR = "HYBRIDBN_CACHE_DIR"
@@ -46,8 +55,24 @@ MANIFEST = "manifest.json"
 _LIBRARIES = ("numpy", "scipy", "pandas", "pyarrow", "pyscipopt", "numba")
 
 
+FINAL, LIMITED, INTERRUPTED = "final", "limited", "interrupted"
+"""How a stage result ended: complete, stopped by a limit, or interrupted (never cached)."""
+
+
 class CacheError(OSError):
     """The cache directory cannot be used (not writable, disk full, ...)."""
+
+
+class StageInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a stage that still returned a result; ``artifact`` holds it (not cached).
+
+    ``artifacts`` (filled by the stage driver) holds the artifacts of the run up to this one.
+    """
+
+    def __init__(self, artifact: "Artifact"):
+        super().__init__(f"stage {artifact.stage} interrupted")
+        self.artifact = artifact
+        self.artifacts: dict[str, Artifact] = {artifact.stage: artifact}
 
 
 @dataclass
@@ -64,6 +89,7 @@ class Artifact:
     meta: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     cached: bool = False
+    completion: str = FINAL
 
 
 def resolve_cache_dir(option: str | os.PathLike | None = None) -> Path:
@@ -122,23 +148,10 @@ def _os_error(exc: OSError, what: str) -> CacheError:
     return CacheError(f"cannot {what}: {reason} (choose another --cache-dir or free disk space)")
 
 
-def _atomic_write(directory: Path, write: Callable[[Path], None], final_name: Callable[[Path], str]) -> Path:
-    """Write through ``write(tmp)`` into a private temp file in ``directory``, then rename it.
-
-    ``final_name(tmp)`` picks the target name once the content is written (e.g. from its hash).
-    """
-    fd, tmp = tempfile.mkstemp(prefix=".tmp.", suffix=".partial", dir=directory)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        write(tmp_path)
-        os.chmod(tmp_path, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
-        target = directory / final_name(tmp_path)
-        os.replace(tmp_path, target)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
-    return target
+def manifest_checksum(manifest: Mapping[str, Any]) -> str:
+    """SHA-256 of a manifest's content without its ``checksum`` entry (canonical JSON)."""
+    body = {k: v for k, v in manifest.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 class StageCache:
@@ -177,6 +190,10 @@ class StageCache:
             return None
         try:
             manifest = json.loads(manifest_path.read_text())
+            if "checksum" not in manifest:
+                raise ValueError(f"{MANIFEST} has no checksum (written by an older version)")
+            if manifest["checksum"] != manifest_checksum(manifest):
+                raise ValueError(f"checksum mismatch in {MANIFEST}")
             frames = {}
             for name, entry in manifest["files"].items():
                 path = directory / entry["file"]
@@ -196,6 +213,7 @@ class StageCache:
             meta=manifest.get("meta", {}),
             seconds=float(manifest.get("seconds", 0.0)),
             cached=True,
+            completion=manifest.get("completion", FINAL),
         )
 
     @staticmethod
@@ -226,7 +244,7 @@ class StageCache:
                     digests["sha256"] = file_sha256(tmp)
                     return f"{name}.{digests['sha256'][:16]}.parquet"
 
-                target = _atomic_write(directory, frame.to_parquet, content_name)
+                target = replace_file(directory / f"{name}.parquet", frame.to_parquet, content_name)
                 files[name] = {
                     "file": target.name,
                     "sha256": digests["sha256"],
@@ -240,14 +258,17 @@ class StageCache:
                 "inputs": dict(inputs),
                 "seconds": artifact.seconds,
                 "meta": artifact.meta,
+                "completion": artifact.completion,
                 "files": files,
                 "libraries": library_versions(),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "host": platform.node(),
                 "pid": os.getpid(),
             }
-            text = json.dumps(manifest, indent=1, default=_json_default)
-            _atomic_write(directory, lambda p: p.write_text(text), lambda _: MANIFEST)
+            manifest = json.loads(json.dumps(manifest, default=_json_default))
+            manifest["checksum"] = manifest_checksum(manifest)
+            text = json.dumps(manifest, indent=1)
+            replace_file(directory / MANIFEST, lambda p: p.write_text(text))
         except OSError as exc:
             raise _os_error(exc, f"write cache artifact under {directory}") from None
 
@@ -259,11 +280,15 @@ class StageCache:
         inputs: Mapping[str, str],
         compute: Callable[[], tuple[dict[str, pd.DataFrame], dict[str, Any]]],
         prepare: Callable[[], Any] | None = None,
+        completion: Callable[[dict[str, Any]], str] | None = None,
     ) -> Artifact:
         """Load the artifact for these parameters and inputs, or compute, time and store it.
 
         ``compute()`` returns ``(frames, meta)``; the stage time recorded is its wall time.
         ``prepare()``, run on a miss before the clock starts, does untimed set-up (imports).
+        ``completion(meta)`` says how a fresh result ended (:data:`FINAL` when not given): a
+        :data:`LIMITED` one is stored with that mark, an :data:`INTERRUPTED` one is not stored
+        but raised as :class:`StageInterrupted`.
         """
         key = stage_key(stage, version, params, inputs)
         hit = self.load(stage, key)
@@ -276,7 +301,10 @@ class StageCache:
         frames, meta = compute()
         # round-trip through JSON so a fresh artifact looks exactly like a cached one
         meta = json.loads(json.dumps(meta, default=_json_default))
-        artifact = Artifact(stage, key, frames, meta, seconds=time.perf_counter() - start)
+        artifact = Artifact(stage, key, frames, meta, seconds=time.perf_counter() - start,
+                            completion=completion(meta) if completion is not None else FINAL)
+        if artifact.completion == INTERRUPTED:
+            raise StageInterrupted(artifact)
         self.store(artifact, params, inputs, version)
         return artifact
 

@@ -9,6 +9,8 @@ Three commands share this module:
 
 Bad input ends with a one-line ``error: ...`` on stderr and a non-zero exit status (2 for bad
 options or data, 1 for other failures, 130 for Ctrl-C); ``--debug`` shows the traceback.
+Ctrl-C during the solve prints what the solver had (best DAG, bound, gap) marked interrupted;
+nothing interrupted is cached as final (:mod:`pipeline.cache`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .cache import CacheError, StageCache
+from .cache import FINAL, CacheError, StageCache, StageInterrupted
 from .config import (METHODS, MISSING, SCORE_FILE_SUFFIXES, SCORES, SOLVERS, STAGES, TABLE_SOLVERS, TESTS,
                      ConfigError, RunConfig)
 from .stages import StageUnavailable
@@ -166,7 +168,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
                          "what is left and returns its best DAG with bound and gap (cops may use half); "
                          "ilp, kg, kastar (default: none)")
     so.add_argument(
-        "--treewidth", type=int, metavar="K",
+        "--treewidth", type=_optional_int, metavar="K",
         help="bound the treewidth of the learned DAG's moral graph by K: needed by kg/kastar; "
              "with ilp it solves the exact treewidth-bounded ILP",
     )
@@ -263,8 +265,34 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         print(format_network_list(network_summary()))
         return 0
+    from .preflight import check_treewidth, check_writable_folder
+
     cfg = config_from_args(args)
+    check_treewidth(cfg)
+    if STAGES.index(args.stage) >= STAGES.index("solve"):
+        check_writable_folder("--output-dir", Path(args.output_dir))
     cache = make_cache(args)
+    try:
+        result = _run(args, cache, cfg)
+    except StageInterrupted as exc:  # Ctrl-C in a stage that still had a result: report it, cache nothing
+        from .report import format_run_summary
+
+        print(format_run_summary(cfg, exc.artifacts))
+        print(_interruption_report(exc))
+        print("interrupted: this result is not cached as final; re-run the same command to resume "
+              "(the exact ILP warm-starts from this DAG)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if args.write_scores:
+        result.write_scores(args.write_scores)
+    written = result.write(args.output_dir, cpt=args.cpt) if "solve" in result.artifacts else None
+    print(result.summary(output=written))
+    for note in _completion_notes(result.artifacts):
+        print(note)
+    return 0
+
+
+def _run(args: argparse.Namespace, cache: StageCache, cfg: RunConfig):
+    """The stages of one run, scored on the Dask scheduler given by ``--scheduler`` if any."""
     from .learn import run_config
 
     with contextlib.ExitStack() as stack:
@@ -276,13 +304,37 @@ def cmd_run(args: argparse.Namespace) -> int:
             stack.callback(executor.close)
             threads = sum(executor.client.nthreads().values())
             split = {"score_executor": executor, "score_groups": args.score_groups or 4 * max(1, threads)}
-        result = run_config(cfg, cache, stage=args.stage, progress=show_progress(args.quiet), n_jobs=args.jobs,
-                            **split)
-    if args.write_scores:
-        result.write_scores(args.write_scores)
-    written = result.write(args.output_dir, cpt=args.cpt) if "solve" in result.artifacts else None
-    print(result.summary(output=written))
-    return 0
+        return run_config(cfg, cache, stage=args.stage, progress=show_progress(args.quiet), n_jobs=args.jobs,
+                          **split)
+
+
+def _completion_notes(artifacts) -> list[str]:
+    """One line per stage stopped by a limit: whether it was computed now or reused from the cache."""
+    notes = []
+    for stage, art in artifacts.items():
+        if art.completion == FINAL:
+            continue
+        status = art.meta.get("result", {}).get("status") if stage == "solve" else art.meta.get("cops_status")
+        origin = "reused from the cache" if art.cached else "cached with this status"
+        notes.append(f"note: the {stage} stage stopped at a limit (status {status}), not a final result; "
+                     f"{origin}: a rerun with the same options reuses it, a larger limit continues from it")
+    return notes
+
+
+def _interruption_report(exc: StageInterrupted) -> str:
+    """The interrupted stage's result: for a solve the best DAG found, its objective, bound and gap."""
+    art = exc.artifact
+    if art.stage != "solve":
+        return f"INTERRUPTED during the {art.stage} stage"
+    from .stages import dag_of, variable_names
+
+    result = art.meta["result"]
+    names = variable_names(exc.artifacts)
+    arcs = [f"{names[p]} -> {names[c]}" for p, c in zip(*dag_of(art).nonzero())]
+    gap = result.get("gap")
+    return (f"INTERRUPTED solve: best DAG found so far (objective {result.get('objective')}, dual bound "
+            f"{result.get('dual_bound')}, gap {'-' if gap is None else f'{100 * gap:.4g}%'}), "
+            f"{len(arcs)} arcs: " + ", ".join(arcs))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -198,14 +198,18 @@ def _number(option: str, value: Any) -> float:
     return float(value)
 
 
+MAX_SECONDS = 1e9
+"""Largest time limit accepted (about 31 years; SCIP refuses limits beyond 1e20)."""
+
+
 def _seconds(option: str, value: Any) -> float | None:
-    """A time limit: ``None`` (no limit) or a positive finite number of seconds."""
+    """A time limit: ``None`` (no limit) or a positive number of seconds up to :data:`MAX_SECONDS`."""
     if value is None:
         return None
     seconds = _number(option, value)
-    if not 0.0 < seconds < math.inf:
-        raise ConfigError(f"{option} must be a positive finite number of seconds (omit it for no limit), "
-                          f"got {value!r}")
+    if not 0.0 < seconds <= MAX_SECONDS:
+        raise ConfigError(f"{option} must be a positive number of seconds up to {MAX_SECONDS:g} (omit it for "
+                          f"no limit), got {value!r}")
     return seconds
 
 

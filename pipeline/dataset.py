@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import warnings
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,6 +234,31 @@ def drop_missing(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return frame.loc[keep].reset_index(drop=True), int((~keep).sum())
 
 
+READ_ERRORS = (ValueError, OSError, EOFError, zlib.error, pd.errors.ParserError)
+"""What reading a damaged, truncated, unreadable or malformed file raises (mapped to DataError)."""
+
+
+def _read_error(path: Path, fmt: str, exc: BaseException) -> DataError:
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return DataError(f"{path}: cannot read {fmt} file: {reason}")
+
+
+def data_columns(path: str | Path) -> list[str]:
+    """Column names of a data file, from its header (CSV) or schema (parquet, feather)."""
+    path = Path(path)
+    fmt = _format(path)
+    try:
+        if fmt == "csv":
+            return [str(c) for c in pd.read_csv(path, nrows=0, dtype=str).columns]
+        import pyarrow.ipc
+        import pyarrow.parquet
+
+        schema = pyarrow.parquet.read_schema(path) if fmt == "parquet" else pyarrow.ipc.open_file(path).schema
+        return [str(c) for c in schema.names]
+    except READ_ERRORS as exc:
+        raise _read_error(path, fmt, exc) from None
+
+
 def read_frame(path: str | Path) -> pd.DataFrame:
     """The raw table of a CSV, parquet or feather file (chosen by extension), not yet encoded."""
     path = Path(path)
@@ -249,8 +275,8 @@ def read_frame(path: str | Path) -> pd.DataFrame:
             frame = pd.read_parquet(path)
         else:
             frame = pd.read_feather(path)
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise DataError(f"{path}: cannot read {fmt} file: {exc}") from exc
+    except READ_ERRORS as exc:
+        raise _read_error(path, fmt, exc) from exc
     if fmt == "csv" and frame.shape[1] == 1:
         sep = next((c for c in ";\t|" if c in str(frame.columns[0])), None)
         if sep is not None:

@@ -8,7 +8,13 @@ imported only when asked for, with a clear error when missing.
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import os
+import signal
+import sys
+import threading
+import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -28,9 +34,47 @@ class WorkerDied(RuntimeError):
     """The worker process running a job ended abruptly (killed, out of memory, a crash in compiled code)."""
 
 
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def die_with_parent() -> None:
+    """Pool initializer: end this worker when the process that started it dies.
+
+    On Linux the kernel sends SIGKILL at the parent's death (``prctl(PR_SET_PDEATHSIG)``);
+    elsewhere a daemon thread polls the parent id. With the ``forkserver`` start method the
+    parent is the fork server, which itself exits with the process that started the pool.
+    """
+    parent = os.getppid()
+    if parent == 1:  # orphaned already: the parent died while this worker started
+        os._exit(1)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # the parent died before prctl took effect
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+def _worker_pool(jobs: int) -> ProcessPoolExecutor:
+    """A process pool whose workers die with this process (even after ``kill -9``)."""
+    return ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent)
+
+
 class LocalExecutor:
     """Runs jobs in this process (``jobs == 1``) or in a pool of ``jobs`` worker processes.
 
+    Workers die with the process that started them (:func:`die_with_parent`), so killing the
+    grid runner, even with ``kill -9``, leaves no orphaned worker computing on.
     At most ``jobs`` jobs are in flight.  A worker that dies breaks the whole pool; the jobs that
     were in flight are then run again one at a time in a fresh pool, so the job that killed its
     worker is recorded as failed (:class:`WorkerDied`) and every other job still runs.
@@ -51,7 +95,7 @@ class LocalExecutor:
         todo = deque(enumerate(arg_list))
         alone: deque[tuple[int, tuple]] = deque()  # in flight when a worker died: one at a time
         running: dict[Future, tuple[int, tuple]] = {}
-        self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+        self._pool = _worker_pool(self.jobs)
         while todo or alone or running:
             source, limit = (alone, 1) if alone else (todo, self.jobs)
             while source and len(running) < limit:
@@ -62,7 +106,7 @@ class LocalExecutor:
                 broken = sorted(running.values())
                 running.clear()
                 self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+                self._pool = _worker_pool(self.jobs)
                 if len(broken) == 1:
                     yield broken[0][0], None, WorkerDied(
                         "the worker process running this job died (killed, out of memory, or a crash "

@@ -52,6 +52,7 @@ from typing import Any, Sequence
 import pandas as pd
 from tqdm import tqdm
 
+from .atomic import replace_file, write_error
 from .cache import Artifact, StageCache, stage_key
 from .config import RunConfig
 from .executors import DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
@@ -377,6 +378,8 @@ def run_grid(
     try:
         for pos, result, exc in executor.map_unordered(run_job, args):
             i = todo[pos]
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C reached a worker: stop the grid
+                raise exc
             if exc is not None:  # the worker itself died (e.g. out of memory)
                 result = {**_param_columns(grid.configs[i]), "status": "error",
                           "error": error_text(exc), "cached": False}
@@ -402,10 +405,14 @@ def results_frame(rows: dict[int, dict[str, Any]]) -> pd.DataFrame:
 
 
 def write_results(frame: pd.DataFrame, folder: Path) -> Path:
-    """Write ``results.parquet`` and ``results.csv`` into ``folder``; returns the parquet path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(folder / "results.parquet", index=False)
-    frame.to_csv(folder / "results.csv", index=False)
+    """Write ``results.parquet`` and ``results.csv`` into ``folder``, each atomically (a failed
+    write leaves the previous table intact); returns the parquet path."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(exc, folder) from None
+    replace_file(folder / "results.parquet", lambda p: frame.to_parquet(p, index=False))
+    replace_file(folder / "results.csv", lambda p: frame.to_csv(p, index=False))
     return folder / "results.parquet"
 
 
@@ -462,6 +469,9 @@ def command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) ->
         print(f"status {row['status']}" + (f": {row['error']}" if row.get("status") == "error" else ""))
         return 1 if row["status"] == "error" else 0
     folder = Path(args.output_dir) / f"grid-{grid.name}"
+    from .preflight import check_writable_folder
+
+    check_writable_folder("--output-dir", folder)
     executor = LocalExecutor(1) if args.collect else _executor(args)
     frame = run_grid(grid, cache, executor, progress, collect_only=args.collect)
     path = write_results(frame, folder)

@@ -89,18 +89,27 @@ def source_kind(source: str) -> str:
 
 
 def check_source(cfg: RunConfig) -> None:
-    """Fail early on an unknown network name, a missing network, data or score file."""
-    if cfg.network is not None:
-        from .benchmarks import UnknownNetworkError, check_network
+    """Fail early on an unknown network name, or a network, data or score file that is missing,
+    a directory or unreadable."""
+    from .preflight import check_readable
 
+    if cfg.network is not None:
+        from .benchmarks import UnknownNetworkError, check_network, is_network_file
+
+        if is_network_file(cfg.network) and Path(cfg.network).exists():
+            check_readable("--network", Path(cfg.network))
         try:
             check_network(cfg.network)
         except UnknownNetworkError as exc:
             raise ConfigError(str(exc)) from None
-    elif cfg.data is not None and not Path(str(cfg.data)).is_file():
-        raise ConfigError(f"data file not found: {cfg.data}")
-    elif cfg.scores is not None and not Path(str(cfg.scores)).is_file():
-        raise ConfigError(f"--scores: file not found: {cfg.scores}")
+    elif cfg.data is not None:
+        if not Path(str(cfg.data)).exists():
+            raise ConfigError(f"data file not found: {cfg.data}")
+        check_readable("--data", Path(str(cfg.data)))
+    elif cfg.scores is not None:
+        if not Path(str(cfg.scores)).exists():
+            raise ConfigError(f"--scores: file not found: {cfg.scores}")
+        check_readable("--scores", Path(str(cfg.scores)))
 
 
 def run_config(

@@ -9,15 +9,22 @@
 * ``result.json``: configuration, per-stage times and counts, solver result, evaluation;
 * ``network.png``/``.svg`` and, when the true network is known, ``comparison.png``/``.svg``:
   pictures of the learned CPDAG and of its differences from the truth (:mod:`pipeline.pictures`).
+
+The folder is written atomically (:func:`pipeline.atomic.staged_folder`): every file goes into a
+temporary sibling folder that replaces the output folder only when all are written, so a full
+disk or a crash leaves the previous folder (or none), never a torn one. A writer of more files
+adds them to the same staging folder (``extra_writers``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import shutil
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
+from .atomic import staged_folder, write_error
 from .budget import budget_record
 from .cache import Artifact
 from .config import RunConfig
@@ -47,12 +54,14 @@ def result_record(cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method:
 
 
 def write_outputs(
-    base: Path, cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method: str = "bayes"
+    base: Path, cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method: str = "bayes",
+    extra_writers: Sequence[Callable[[Path], None]] = (),
 ) -> Path:
-    """Write the learned network's files; returns the folder.
+    """Write the learned network's files atomically; returns the folder.
 
     CPTs are fitted by ``cpt_method``: ``"bayes"`` (BDeu-consistent Dirichlet prior with the
-    run's equivalent sample size) or ``"mle"`` (maximum likelihood).
+    run's equivalent sample size) or ``"mle"`` (maximum likelihood). Each of ``extra_writers``
+    is called with the staging folder and may add files to it.
     """
     from graphs.dag import GraphError
     from graphs.export import to_dot, to_edge_frame, to_model_string
@@ -61,24 +70,40 @@ def write_outputs(
     from .bif import write_bif
     from .parameters import fit_cpts
 
+    from .pictures import FORMATS, write_pictures
+
     folder = output_folder(base, cfg, artifacts, cpt_method)
-    folder.mkdir(parents=True, exist_ok=True)
     dag = dag_of(artifacts["solve"])
     names = variable_names(artifacts)
-    to_edge_frame(dag, names).to_csv(folder / "edges.csv", index=False)
-    (folder / "network.dot").write_text(to_dot(dag_to_cpdag(dag), names))
-    try:
-        (folder / "model.txt").write_text(to_model_string(dag, names) + "\n")
-    except GraphError as exc:  # variable names with [ ] | : have no model string; the rest is written
-        logger.warning("model.txt not written: %s", exc)
+    network = None
     if "data" in artifacts:  # (a run from a score file has no data: no CPTs)
         network = fit_cpts(dag, dataset_of(artifacts["data"]), method=cpt_method, ess=cfg.ess, name=cfg.source_name)
-        write_bif(network, folder / "network.bif")
-    record = result_record(cfg, artifacts, cpt_method)
-    (folder / "result.json").write_text(json.dumps(record, indent=1, default=str))
-    from .pictures import write_pictures
-
     truth = artifacts["evaluate"].meta.get("truth") if "evaluate" in artifacts else None
-    write_pictures(folder, dag, names, cfg.source_name, None if truth is None else lambda: true_dag(truth))
+    with staged_folder(folder) as staging:
+        def put(name: str, write: Callable[[Path], Any]) -> None:
+            try:
+                write(staging / name)
+            except OSError as exc:
+                raise write_error(exc, folder / name) from None
+
+        put("edges.csv", lambda p: to_edge_frame(dag, names).to_csv(p, index=False))
+        put("network.dot", lambda p: p.write_text(to_dot(dag_to_cpdag(dag), names)))
+        try:
+            model = to_model_string(dag, names) + "\n"
+        except GraphError as exc:  # variable names with [ ] | : have no model string; the rest is written
+            logger.warning("model.txt not written: %s", exc)
+        else:
+            put("model.txt", lambda p: p.write_text(model))
+        if network is not None:
+            put("network.bif", lambda p: write_bif(network, p))
+        if folder.is_dir():  # drawings are fixed by the folder's name: keep them rather than redraw
+            for old in folder.iterdir():
+                if old.suffix.lstrip(".") in FORMATS:
+                    put(old.name, lambda p, old=old: shutil.copy2(old, p))
+        write_pictures(staging, dag, names, cfg.source_name, None if truth is None else lambda: true_dag(truth))
+        for writer in extra_writers:
+            writer(staging)
+        record = result_record(cfg, artifacts, cpt_method)
+        put("result.json", lambda p: p.write_text(json.dumps(record, indent=1, default=str)))
     logger.info("wrote %s", folder)
     return folder

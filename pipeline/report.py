@@ -185,7 +185,10 @@ def read_results(path: Path) -> pd.DataFrame:
     """A results table written by ``run.py grid`` (parquet or CSV)."""
     if not path.is_file():
         raise FileNotFoundError(f"results file not found: {path}")
-    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    try:
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except (ValueError, OSError, EOFError) as exc:  # empty, truncated, unreadable or not a table
+        raise ValueError(f"cannot read results table {path}: {getattr(exc, 'strerror', None) or exc}") from None
     missing = set(REPORTED_COLUMNS) - set(frame.columns)
     if missing:
         raise ValueError(f"{path} is not a grid results table (missing columns {sorted(missing)})")

@@ -28,6 +28,8 @@ class SolveInputs:
     allowed: np.ndarray | None = None
     bags: list[list[int]] | None = None
     knowledge: Any = None  # pipeline.knowledge.KnowledgeMatrices
+    start: list[tuple[int, ...]] | None = None
+    """Parent sets of a DAG to warm-start from (the incumbent of an earlier, unfinished solve)."""
 
 
 @dataclass
@@ -51,7 +53,7 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     """Exact ILP (Su 2023, section 5.6); optionally treewidth-bounded or inside the cops bags."""
     import ilp
 
-    options = {"time_limit": cfg.time_limit, "verbose": False, "seed": 0}
+    options: dict[str, Any] = {"time_limit": cfg.time_limit, "verbose": False, "seed": 0}
     if inputs.knowledge is not None:
         from .knowledge import ilp_options
 
@@ -59,6 +61,10 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     table = ilp.restrict_to_bags(inputs.table, inputs.bags) if cfg.within_bags else inputs.table
     if cfg.treewidth is not None:
         result = ilp.solve_bounded_treewidth(table, cfg.treewidth, **options)
+    elif inputs.start is not None:
+        from .incumbent import start_solution
+
+        result = ilp.solve_ilp(table, extend=start_solution(inputs.start), **options)
     else:
         result = ilp.solve_ilp(table, **options)
     summary = {k: v for k, v in result.to_dict().items() if k not in ("parent_sets", "names")}

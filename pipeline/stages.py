@@ -8,6 +8,13 @@ Each stage function takes the cache, the run configuration and the artifacts of 
 depends on, and returns its own :class:`~pipeline.cache.Artifact`; its key is a hash of its
 parameters and its inputs' keys (Su 2023, section 5.6, describes the restrict/score/maximise
 split). The algorithm packages are imported lazily, so a missing one only disables its stage.
+
+When a result is final (:func:`solve_completion`, :func:`restrict_completion`): a solve is final
+when the solver finished (ILP ``optimal``, GES/SGES ``converged``, k-G/k-A* ``exhausted``);
+stopped by a limit (``timelimit``, a cops time limit, ...) it is *limited*: cached with its
+status and reused by a rerun with the same limit; interrupted (SCIP ``userinterrupt``) it is
+never cached. A non-final exact-ILP result also leaves its incumbent (:mod:`pipeline.incumbent`),
+from which any later solve of the same problem (e.g. with a larger time limit) warm-starts.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .cache import Artifact, StageCache, file_sha256
+from . import incumbent
+from .cache import FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted, file_sha256
 from .config import STAGES, TABLE_SOLVERS, RunConfig
 from .solvers import SOLVE, SolveInputs, json_ready
 
@@ -220,7 +228,13 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         elif cfg.method != "none":
             _warm_up_tests(dataset_of(data), cfg.test)
 
-    return cache.get_or_compute("restrict", VERSIONS["restrict"], params, {"data": data.key}, compute, prepare)
+    return cache.get_or_compute("restrict", VERSIONS["restrict"], params, {"data": data.key}, compute, prepare,
+                                restrict_completion)
+
+
+def restrict_completion(meta: dict[str, Any]) -> str:
+    """A cops restriction stopped by ``--cops-time-limit`` is limited; every other one final."""
+    return LIMITED if meta.get("cops_status") == "timeout" else FINAL
 
 
 def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
@@ -410,19 +424,39 @@ def solve_params(cfg: RunConfig) -> dict[str, Any]:
     return _with_knowledge(params, cfg)
 
 
+FINAL_STATUSES = frozenset({"optimal", "infeasible", "converged", "exhausted", "max_orders"})
+"""Solver statuses of a finished search (any other status, e.g. ``timelimit``, is a limit)."""
+INTERRUPTED_STATUSES = frozenset({"userinterrupt"})
+
+
+def solve_completion(meta: dict[str, Any]) -> str:
+    """Final, limited or interrupted, from the solver's status (see the module docstring)."""
+    status = meta["result"].get("status")
+    if status in INTERRUPTED_STATUSES:
+        return INTERRUPTED
+    return FINAL if status in FINAL_STATUSES else LIMITED
+
+
 def solve_stage(
     cache: StageCache, cfg: RunConfig, data: Artifact | None, restrict: Artifact | None, scores: Artifact | None
 ) -> Artifact:
     """Maximise the score over DAGs with ``cfg.solver`` (:mod:`pipeline.solvers`).
 
     The exact ILP of Su 2023 section 5.6 and k-G / k-A* read the score table; GES and SGES read
-    the data and the restriction.
+    the data and the restriction. The exact ILP warm-starts from the incumbent a non-final
+    solve of the same problem left (:mod:`pipeline.incumbent`).
     """
     params = solve_params(cfg)
     names = variable_names({"data": data} if data is not None else {"scores": scores})
+    keys = {"scores": scores.key} if scores is not None else {"data": data.key, "restrict": restrict.key}
+    if cfg.within_bags:
+        keys["restrict"] = restrict.key
+    resume = incumbent.Incumbents(cache, params, keys, VERSIONS["solve"])
 
     def compute():
-        inputs = SolveInputs(names=names, knowledge=knowledge_matrices(cfg, names))
+        start = resume.load() if incumbent.supports_warm_start(cfg) else None
+        inputs = SolveInputs(names=names, knowledge=knowledge_matrices(cfg, names),
+                             start=None if start is None else start.parent_sets)
         if scores is not None:
             inputs.table = table_of(scores, names)
             if data is None and inputs.knowledge is not None:  # a score file: drop the sets it forbids
@@ -440,14 +474,16 @@ def solve_stage(
             "child": np.arange(len(solution.parent_sets), dtype="int32"),
             "parents": [list(ps) for ps in solution.parent_sets],
         })
-        return {"parents": frame}, {"result": solution.summary, "n_vars": len(solution.parent_sets)}
+        meta = {"result": solution.summary, "n_vars": len(solution.parent_sets)}
+        if start is not None:
+            meta["warm_start"] = start.summary()
+        if solve_completion(meta) != FINAL:
+            resume.offer(solution.parent_sets, solution.summary)
+        return {"parents": frame}, meta
 
-    inputs = {"scores": scores.key} if scores is not None else {"data": data.key, "restrict": restrict.key}
-    if cfg.within_bags:
-        inputs["restrict"] = restrict.key
     load = _imports("solve", "ilp")
-    return cache.get_or_compute("solve", VERSIONS["solve"], params, inputs, compute,
-                                lambda: (_compiled(cfg), load()))
+    return cache.get_or_compute("solve", VERSIONS["solve"], params, keys, compute,
+                                lambda: (_compiled(cfg), load()), solve_completion)
 
 
 def dag_of(art: Artifact) -> np.ndarray:
@@ -509,17 +545,28 @@ def run_stages(
     ``score_groups`` tasks do. ``frame``: the data as a table (the Python API) instead of a
     network or a file. A score file (``cfg.scores``) skips data, restriction and evaluation.
     With ``cfg.budget`` the restriction and the solver get the time limits of :mod:`pipeline.budget`.
+    A stage interrupted with a result raises :class:`StageInterrupted` holding the artifacts so far.
     """
-    last = STAGES.index(upto)
+    out: dict[str, Artifact] = {}
+    try:
+        _run_stages(out, cache, cfg, STAGES.index(upto), progress, n_jobs, score_executor, score_groups, frame)
+    except StageInterrupted as exc:  # report what the run had, the interrupted stage included
+        exc.artifacts = {**out, exc.artifact.stage: exc.artifact}
+        raise
+    return out
+
+
+def _run_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_groups, frame) -> None:
+    """The body of :func:`run_stages`, filling ``out`` stage by stage."""
     from .budget import restrict_config, solve_config
 
     if cfg.scores is not None:
-        out = {"scores": score_file_stage(cache, cfg)}
+        out["scores"] = score_file_stage(cache, cfg)
         knowledge_matrices(cfg, variable_names(out))  # unknown variable names fail before solving
         if last >= 3:
             out["solve"] = solve_stage(cache, solve_config(cfg, out), None, None, out["scores"])
-        return out
-    out: dict[str, Artifact] = {"data": data_stage(cache, cfg, frame)}
+        return
+    out["data"] = data_stage(cache, cfg, frame)
     knowledge_matrices(cfg, out["data"])  # unknown variable names fail before the other stages
     if last >= 1:
         out["restrict"] = restrict_stage(cache, restrict_config(cfg), out["data"], progress, n_jobs)
@@ -530,7 +577,6 @@ def run_stages(
         out["solve"] = solve_stage(cache, solve_config(cfg, out), out["data"], out["restrict"], out.get("scores"))
     if last >= 4:
         out["evaluate"] = evaluate_stage(cache, cfg, out["data"], out["solve"])
-    return out
 
 
 def names_of(data: Artifact) -> list[str]:

@@ -158,7 +158,7 @@ def test_no_cache_recomputes_and_writes_nothing(capsys, tmp_path):
         (["--network", "asia", "--ess", "0"], "--ess"),
         (["--network", "asia", "--max-order", "-2"], "--max-order"),
         (["--network", "asia", "--time-limit", "-5"], "--time-limit"),
-        (["--network", "asia", "--time-limit", "inf"], "--time-limit must be a positive finite number"),
+        (["--network", "asia", "--time-limit", "inf"], "--time-limit must be a positive number of seconds"),
         (["--network", "asia", "--ess", "nan"], "--ess must be a positive finite number"),
         (["--network", "asia", "--cops-time-limit", "5"], "--cops-time-limit applies to --method cops only"),
         (["--network", "asia", "--method", "cops", "--cops-time-limit", "0"], "--cops-time-limit must be"),

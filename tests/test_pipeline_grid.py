@@ -85,7 +85,7 @@ def test_cops_time_limit_goes_to_the_cops_jobs_only():
         ('networks = ["asia"]\nrows = true', "--rows must be a positive integer, got True"),
         ('networks = ["asia"]\npalims = [true]', "--palim must be a non-negative integer or 'none'"),
         ('networks = ["asia"]\n[alphas]\nx = 1', "--alpha must be a number"),
-        ('networks = ["asia"]\ntime_limit = inf', "--time-limit must be a positive finite number"),
+        ('networks = ["asia"]\ntime_limit = inf', "--time-limit must be a positive number of seconds"),
         ('networks = ["asia"]\nname = "../../out"', "grid key 'name'"),
     ],
 )

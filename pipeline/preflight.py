@@ -1,0 +1,60 @@
+"""Checks run before any stage, so that bad input fails in a second rather than after the solve.
+
+Each check raises :class:`~pipeline.config.ConfigError` (a ``ValueError``: one line, exit 2)
+naming the option and the path or value: the data or network file exists, is a file and can be
+read; ``--treewidth`` fits the number of variables; the output folder can be written.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .config import ConfigError, RunConfig
+
+
+def check_readable(option: str, path: Path) -> None:
+    """``path`` is an existing, readable file (not a folder)."""
+    if path.is_dir():
+        raise ConfigError(f"{option} {path} is a directory; give a file")
+    if not path.exists():
+        raise ConfigError(f"{option} file not found: {path}")
+    try:
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: cannot read the file: {exc.strerror or exc}") from None
+
+
+def check_writable_folder(option: str, folder: Path) -> None:
+    """``folder`` (created if missing) accepts new files."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ConfigError(f"{option} {folder} cannot be written: {exc.strerror or exc}") from None
+
+
+def n_variables(cfg: RunConfig) -> int | None:
+    """Number of variables of the run's network or data file (the header only is read); None
+    for a score file."""
+    if cfg.scores is not None:
+        return None
+    if cfg.network is not None:
+        from .benchmarks import load_network
+
+        return load_network(cfg.network).n_vars
+    from .dataset import data_columns
+
+    return len(data_columns(Path(str(cfg.data))))
+
+
+def check_treewidth(cfg: RunConfig) -> None:
+    """``--treewidth K`` needs ``K <= n - 1`` for ``n`` variables."""
+    n = None if cfg.treewidth is None else n_variables(cfg)
+    if n is not None and cfg.treewidth > n - 1:
+        raise ConfigError(f"--treewidth must be at most n - 1 = {n - 1} for the {n} variables of "
+                          f"{cfg.source_name}, got {cfg.treewidth} (or leave it out for no bound)")
