@@ -385,7 +385,7 @@ def read_bif(source: str | Path) -> Network:
             text = fh.read()
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:  # unreadable, truncated, not text
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise BIFError(f"cannot read BIF file {path}: {reason}") from None
+        raise BIFError(f"cannot read BIF file {path}: {reason}", 0) from None
     stem = path.name.split(".")[0]
     network = _parse(text, str(path), stem)
     logger.debug("read %s: %d variables, %d arcs", path, network.n_vars, network.n_edges)
