@@ -28,14 +28,21 @@ def check_readable(option: str, path: Path) -> None:
 
 
 def check_writable_folder(option: str, folder: Path) -> None:
-    """``folder`` (created if missing) accepts new files."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise ConfigError(f"{option} {folder} cannot be written: {exc.strerror or exc}") from None
+    """``folder`` accepts new files, or can be created (nothing is created here)."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"{option} {folder} cannot be written: {existing} is not a folder")
+    if existing == folder:
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".probe.", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise ConfigError(f"{option} {folder} cannot be written: {exc.strerror or exc}") from None
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {folder} cannot be created: {existing} is not writable")
 
 
 def n_variables(cfg: RunConfig) -> int | None:
