@@ -210,15 +210,16 @@ def solve_ilp(
     if model.isInfinity(abs(dual)):  # stopped before the root LP gave a bound
         dual = math.inf
     gap = 0.0 if status == "optimal" else max(0.0, (dual - objective) / max(abs(objective), 1e-12))
+    counts = _search_counts(model)
     stats = {
         "method": "ilp",
         "n_vars": problem.n,
         "n_families": problem.n_families,
         "n_arc_vars": len(fm.arcs),
-        **_search_counts(model),
+        **counts,
         "warm_start_objective": float(problem.score[warm].sum()) if warm is not None else None,
         # SCIP leaves the root bound unset when the search ends at the root
-        "root_dual_bound": float(model.getDualboundRoot()) if model.getNTotalNodes() > 1 else dual,
+        "root_dual_bound": float(model.getDualboundRoot()) if counts["nodes"] > 1 else dual,
         "first_incumbent_s": t_first,
     }
     for plugin in plugins:
