@@ -143,7 +143,7 @@ def restrict_params(cfg: RunConfig) -> dict[str, Any]:
                                   "conditional": CANDIDATES_CONDITIONAL, "score": cfg.score}
         if cfg.score == "bdeu":
             params["ess"] = cfg.ess
-        return params
+        return _with_knowledge(params, cfg)  # forbidden parents take no candidate's place
     params = {"method": cfg.method, "test": cfg.test, "alpha": cfg.alpha, "max_order": cfg.max_order}
     return _with_knowledge(params, cfg, adjacency_only=True)
 
@@ -194,7 +194,7 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
             return {}, {"method": "none", "n_tests": 0, "tests_by_order": {}, "removed_by_order": {}}
         dataset = dataset_of(data)
         if cfg.method == "candidates":
-            return _candidate_restriction(cfg, dataset, n_jobs)
+            return _candidate_restriction(cfg, dataset, n_jobs, knowledge_matrices(cfg, data))
         citests = _module("constraints.citests", "restrict")
         test = citests.CITest(dataset.data, dataset.arities, statistic=cfg.test)
         n = dataset.data.shape[1]
@@ -237,11 +237,14 @@ def restrict_completion(meta: dict[str, Any]) -> str:
     return LIMITED if meta.get("cops_status") == "timeout" else FINAL
 
 
-def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
-    """Frames and metadata of the sparse candidate restriction (no CI tests)."""
+def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int,
+                           know=None) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Frames and metadata of the sparse candidate restriction (no CI tests; ``know``: the
+    knowledge's excluded arcs are never candidates)."""
     identify = _module("scores.identification", "restrict").identify_candidates
     allowed = identify(dataset.data, dataset.arities, m=cfg.candidates, score=cfg.score, ess=cfg.ess,
-                       conditional=CANDIDATES_CONDITIONAL, n_jobs=n_jobs)
+                       conditional=CANDIDATES_CONDITIONAL, n_jobs=n_jobs,
+                       excluded=None if know is None else ~know.allowed)
     n = allowed.shape[0]
     parent, child = np.nonzero(allowed)
     frame = pd.DataFrame({"parent": parent.astype("int32"), "child": child.astype("int32")})

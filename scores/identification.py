@@ -295,22 +295,27 @@ def select_candidates(gains: np.ndarray, m: int, positive_only: bool = True, sym
 
 def identify_candidates(data: np.ndarray, arities: np.ndarray, m: int = 16, score: str = "bic", ess: float = 1.0,
                         positive_only: bool = True, symmetric: bool = False, conditional: int = 4,
-                        n_jobs: int = 1) -> np.ndarray:
+                        n_jobs: int = 1, excluded: np.ndarray | None = None) -> np.ndarray:
     """Sparse candidate restriction (Friedman, Nachman & Pe'er 1999): ``allowed[p, c]`` for
     ``scores.candidates.build_score_table(..., allowed=...)``; see :func:`pairwise_gains` and
     :func:`select_candidates`. With ``conditional > 0``, each child with a positive-gain candidate
     also gets up to ``conditional`` parents of largest positive gain given its best candidate
-    (:func:`conditional_gains`), which finds parents that matter only jointly with it."""
+    (:func:`conditional_gains`), which finds parents that matter only jointly with it.
+    ``excluded[p, c]`` (e.g. forbidden arcs) are never chosen, so they take no candidate's place."""
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
         raise IdentificationError(f"m (candidates per child) must be an integer >= 1, got {m!r}")
     if isinstance(conditional, bool) or not isinstance(conditional, (int, np.integer)) or conditional < 0:
         raise IdentificationError(f"conditional must be an integer >= 0, got {conditional!r}")
     gains = pairwise_gains(data, arities, score=score, ess=ess, n_jobs=n_jobs)
+    if excluded is not None:
+        gains = np.where(excluded, -np.inf, gains)
     allowed = select_candidates(gains, m, positive_only=positive_only, symmetric=symmetric)
     if conditional:
         best = np.argmax(gains, axis=0)
         first = np.where(gains[best, np.arange(gains.shape[0])] > 0, best, -1)
         cond = conditional_gains(data, arities, first, score=score, ess=ess, n_jobs=n_jobs)
+        if excluded is not None:
+            cond = np.where(excluded, -np.inf, cond)
         allowed |= select_candidates(cond, int(conditional), positive_only=True)
     return allowed
 

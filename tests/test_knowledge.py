@@ -356,3 +356,18 @@ def test_score_file_runs_apply_the_knowledge(tmp_path, asia_files, capsys):
     capsys.readouterr()
     assert main([*argv, "--forbidden", unknown]) == 2
     assert "u.csv line 2: unknown variable 'Smoke'" in capsys.readouterr().err
+
+
+def test_candidate_restriction_skips_excluded_parents():
+    """Each child's candidates are its m parents of largest positive gain among the non-excluded ones."""
+    from scores.identification import identify_candidates, pairwise_gains
+
+    ds = forward_sample(load_network("asia"), 2000, 0)
+    plain = identify_candidates(ds.data, ds.arities, m=2, conditional=0)
+    excluded = plain & (np.cumsum(plain, axis=0) == 1)  # each child's first candidate
+    chosen = identify_candidates(ds.data, ds.arities, m=2, conditional=0, excluded=excluded)
+    gains = pairwise_gains(ds.data, ds.arities)
+    assert excluded.any() and not (chosen & excluded).any()
+    for c in range(8):
+        pool = [p for p in np.argsort(-gains[:, c], kind="stable") if p != c and not excluded[p, c] and gains[p, c] > 0]
+        assert set(np.flatnonzero(chosen[:, c])) == set(pool[:2])
