@@ -35,7 +35,7 @@ def warm_up_config(cfg: RunConfig) -> RunConfig:
                    max_order=1 if cfg.max_order is None else min(cfg.max_order, 1),
                    palim=3 if cfg.palim is None else min(cfg.palim, 3),
                    cops_time_limit=10.0, within_bags=False, required=None, forbidden=None, tiers=None,
-                   **source)
+                   scores=None, budget=None, **source)
 
 
 _checked: set[str] = set()  # kernel sets checked in this process

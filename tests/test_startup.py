@@ -59,9 +59,10 @@ def test_cached_run_imports_neither_numba_nor_pyscipopt(tmp_path, capsys):
 
 def test_warm_up_runs_the_same_kinds_of_stages_on_bundled_data():
     cfg = RunConfig(data="mine.csv", method="mmpc", score="bic", solver="kg", treewidth=2, time_limit=600.0,
-                    required="req.csv", tiers="tiers.csv", palim=None, max_order=None)
+                    required="req.csv", tiers="tiers.csv", palim=None, max_order=None, budget=30.0)
     small = kernels.warm_up_config(cfg)
     assert (small.network, small.data, small.required, small.tiers) == ("alarm", None, None, None)
+    assert (small.scores, small.budget) == (None, None)
     assert kernels.kernel_set(small) == kernels.kernel_set(cfg)
     assert (small.time_limit, small.palim, small.max_order) == (2.0, 3, 1)
     for method in ("cops", "none"):
