@@ -81,11 +81,42 @@ def _stratum_codes(cols, zs, zr):
 
 
 @njit(cache=True)
+def _count_table(xcol, ycol, key, q, rx, ry):
+    """The (q, rx, ry) table of counts.  Small tables are counted in four interleaved copies
+    (rows i mod 4) that are summed at the end: consecutive rows then rarely increment the same
+    memory cell, which otherwise serialises the loop (about 1.7x faster at 5000 rows)."""
+    cells = q * rx * ry
+    n = xcol.shape[0]
+    if cells > 4096:
+        counts = np.zeros((q, rx, ry), dtype=np.int64)
+        for i in range(n):
+            counts[key[i], xcol[i], ycol[i]] += 1
+        return counts
+    flat = np.zeros(4 * cells, dtype=np.int32)
+    n4 = n - n % 4
+    for i in range(0, n4, 4):
+        flat[(key[i] * rx + xcol[i]) * ry + ycol[i]] += 1
+        flat[cells + (key[i + 1] * rx + xcol[i + 1]) * ry + ycol[i + 1]] += 1
+        flat[2 * cells + (key[i + 2] * rx + xcol[i + 2]) * ry + ycol[i + 2]] += 1
+        flat[3 * cells + (key[i + 3] * rx + xcol[i + 3]) * ry + ycol[i + 3]] += 1
+    for i in range(n4, n):
+        flat[(key[i] * rx + xcol[i]) * ry + ycol[i]] += 1
+    counts = np.empty(cells, dtype=np.int64)
+    for c in range(cells):
+        counts[c] = flat[c] + flat[cells + c] + flat[2 * cells + c] + flat[3 * cells + c]
+    return counts.reshape((q, rx, ry))
+
+
+@njit(cache=True)
 def _stratified_statistic(xcol, ycol, key, q, rx, ry, pearson):
     """Count the (q, rx, ry) table and return (statistic, adjusted dof) over its strata."""
-    counts = np.zeros((q, rx, ry), dtype=np.int64)
-    for i in range(xcol.shape[0]):
-        counts[key[i], xcol[i], ycol[i]] += 1
+    return _table_statistic(_count_table(xcol, ycol, key, q, rx, ry), pearson)
+
+
+@njit(cache=True)
+def _table_statistic(counts, pearson):
+    """(statistic, adjusted dof) of a (q, rx, ry) table of counts, summed over its strata."""
+    q, rx, ry = counts.shape
     nx = np.empty(rx, dtype=np.int64)
     ny = np.empty(ry, dtype=np.int64)
     stat = 0.0
