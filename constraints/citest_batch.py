@@ -274,7 +274,6 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, 
     return False, n_tests, best
 
 
-@njit(cache=True, parallel=True)
 def _pc_level(us, vs, level, alpha, indptr, indices, cols, arities, pearson, adf,
               min_rows_per_df, dependent, chdtrc):
     m = us.shape[0]
@@ -292,6 +291,11 @@ def _pc_level(us, vs, level, alpha, indptr, indices, cols, arities, pearson, adf
     return removed, n_tests, best, best_sets[:, :level]
 
 
+# one source, two compilations: threads over the pairs, or one thread (a worker's task, -j 1)
+_pc_level_threads = njit(cache=True, parallel=True)(_pc_level)
+_pc_level_serial = njit(cache=True)(_pc_level)
+
+
 def pc_level(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, alpha: float):
     """One level of PC-stable on the frozen ``adjacency`` for the given pairs ``(us, vs)``,
     ``us < vs`` adjacent in it: the tests ``u _||_ v | S``, ``S`` running over
@@ -305,4 +309,11 @@ def pc_level(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, a
     indptr = np.concatenate([[0], np.cumsum(A.sum(1))]).astype(np.int64)
     indices = np.nonzero(A)[1].astype(np.int64)  # row-major: each row's neighbours sorted
     us, vs = (np.ascontiguousarray(p, dtype=np.int64) for p in pairs)
-    return _pc_level(us, vs, int(level), float(alpha), indptr, indices, *settings.args())
+    kernel = _pc_level_threads if numba.get_num_threads() > 1 else _pc_level_serial
+    return kernel(us, vs, int(level), float(alpha), indptr, indices, *settings.args())
+
+
+def pc_level_task(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, alpha: float):
+    """:func:`pc_level` as one task of an executor (a worker thread or process): one thread."""
+    with compute_threads(1):
+        return pc_level(settings, adjacency, pairs, level, alpha)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 from itertools import combinations
 
 import numpy as np
@@ -31,7 +32,7 @@ from tqdm import tqdm
 
 from graphs.pdag import meek_closure
 
-from .citest_batch import TestSettings, compute_threads, pc_level
+from .citest_batch import TestSettings, compute_threads, pc_level, pc_level_task
 from .citests import CITest
 from .restriction import PairLog, Restriction
 
@@ -54,33 +55,40 @@ def check_alpha_order(alpha: float, max_order: int | None) -> None:
 
 def pc_skeleton(test, n_vars: int, alpha: float = 0.05, max_order: int | None = None,
                 stable: bool = True, progress: bool = False, batched: bool = True,
-                n_jobs: int = 1, keep: np.ndarray | None = None) -> Restriction:
+                n_jobs: int = 1, keep: np.ndarray | None = None, executor=None,
+                n_groups: int = 1) -> Restriction:
     """PC skeleton search; returns the :class:`Restriction` (allowed = learned skeleton).
 
     PC-stable with a :class:`~constraints.citests.CITest` runs each level in compiled batches
-    on ``n_jobs`` threads (:func:`constraints.citest_batch.pc_level`); ``batched=False``,
-    ``stable=False`` or another test (an oracle) asks the test one call at a time.  Both give
-    the same skeleton, records and test counts.  The pairs of ``keep`` (symmetric) are never
-    tested and stay adjacent (:class:`~constraints.restriction.PairLog`).
+    on ``n_jobs`` threads (:func:`constraints.citest_batch.pc_level`), or, with ``executor``
+    (``pipeline.executors``: a process pool or a Dask cluster), as ``n_groups`` tasks per level,
+    each a slice of the level's pairs; ``batched=False``, ``stable=False`` or another test (an
+    oracle) asks the test one call at a time.  All give the same skeleton, records and counts.
+    The pairs of ``keep`` (symmetric) are never tested and stay adjacent
+    (:class:`~constraints.restriction.PairLog`).
     """
     check_alpha_order(alpha, max_order)
     start = time.perf_counter()
     log = PairLog(test, n_vars, keep)
     adj = ~np.eye(n_vars, dtype=bool)
-    run_level = _batched_level if batched and stable and isinstance(test, CITest) else _level
+    if batched and stable and isinstance(test, CITest):
+        run_level = partial(_batched_level, settings=TestSettings(test), executor=executor,
+                            n_groups=n_groups)
+    else:
+        run_level = partial(_level, stable=stable)
     level = 0
     while max_order is None or level <= max_order:
         if not any(len(np.flatnonzero(adj[x])) - 1 >= level for x in range(n_vars)):
             break
         with compute_threads(n_jobs):
-            run_level(log, adj, level, alpha, stable, progress)
+            run_level(log, adj, level, alpha, progress=progress)
         logger.debug("PC order %d: %d edges left", level, int(np.triu(adj, 1).sum()))
         level += 1
     return log.build(adj, time.perf_counter() - start, "pc",
                      {"alpha": alpha, "max_order": max_order, "stable": stable})
 
 
-def _level(log: PairLog, adj: np.ndarray, level: int, alpha: float, stable: bool, progress: bool) -> None:
+def _level(log: PairLog, adj: np.ndarray, level: int, alpha: float, progress: bool, stable: bool) -> None:
     """One level, one test call at a time (live adjacencies unless ``stable``); edits ``adj``."""
     n_vars = adj.shape[0]
     frozen = [np.flatnonzero(adj[x]).tolist() for x in range(n_vars)] if stable else None
@@ -96,20 +104,30 @@ def _level(log: PairLog, adj: np.ndarray, level: int, alpha: float, stable: bool
                 break
 
 
-def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, stable: bool,
-                   progress: bool) -> None:
-    """One PC-stable level in compiled batches of pairs (same tests, records and counts)."""
-    settings = TestSettings(log.test)
+def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, progress: bool,
+                   settings: TestSettings, executor, n_groups: int) -> None:
+    """One PC-stable level in compiled batches of pairs (same tests, records and counts), here
+    or as ``n_groups`` tasks on ``executor``; the results are applied in pair order."""
     frozen = adj.copy()
     us, vs = np.nonzero(np.triu(frozen & ~log.keep, 1))
-    bar = tqdm(total=len(us), desc=f"PC order {level}", disable=not progress, leave=False)
-    for lo in range(0, len(us), _BATCH_PAIRS):
-        pairs = (us[lo:lo + _BATCH_PAIRS], vs[lo:lo + _BATCH_PAIRS])
-        removed, n_tests, best_p, best_sets = pc_level(settings, frozen, pairs, level, alpha)
-        log.record_batch(pairs[0], pairs[1], level, n_tests, best_p, best_sets)
-        adj[pairs[0][removed], pairs[1][removed]] = adj[pairs[1][removed], pairs[0][removed]] = False
-        bar.update(len(pairs[0]))
-    bar.close()
+    size = _BATCH_PAIRS if executor is None else max(1, -(-len(us) // max(1, int(n_groups))))
+    tasks = [(settings, frozen, (us[lo:lo + size], vs[lo:lo + size]), level, alpha)
+             for lo in range(0, len(us), size)]
+    if executor is None:
+        outcomes = ((i, pc_level(*task), None) for i, task in enumerate(tasks))
+    else:
+        outcomes = executor.map_unordered(pc_level_task, tasks)
+    results = {}
+    with tqdm(total=len(us), desc=f"PC order {level}", disable=not progress, leave=False) as bar:
+        for i, result, exc in outcomes:
+            if exc is not None:
+                raise exc
+            results[i] = result
+            bar.update(len(tasks[i][2][0]))
+    for i, (_, _, (pu, pv), _, _) in enumerate(tasks):
+        removed, n_tests, best_p, best_sets = results[i]
+        log.record_batch(pu, pv, level, n_tests, best_p, best_sets)
+        adj[pu[removed], pv[removed]] = adj[pv[removed], pu[removed]] = False
 
 
 def orient_v_structures(skeleton: np.ndarray, sepsets: dict[tuple[int, int], list[int]]) -> np.ndarray:
@@ -130,10 +148,11 @@ def orient_v_structures(skeleton: np.ndarray, sepsets: dict[tuple[int, int], lis
 
 def pc(test, n_vars: int, alpha: float = 0.05, max_order: int | None = None,
        stable: bool = True, progress: bool = False, batched: bool = True,
-       n_jobs: int = 1) -> tuple[np.ndarray, Restriction]:
+       n_jobs: int = 1, executor=None, n_groups: int = 1) -> tuple[np.ndarray, Restriction]:
     """Full PC: skeleton, v-structures from separating sets, Meek rules -> (CPDAG, restriction)."""
     restriction = pc_skeleton(test, n_vars, alpha=alpha, max_order=max_order, stable=stable,
-                              progress=progress, batched=batched, n_jobs=n_jobs)
+                              progress=progress, batched=batched, n_jobs=n_jobs,
+                              executor=executor, n_groups=n_groups)
     rec = restriction.records
     removed = rec[~rec["allowed"]]
     sepsets = {(int(u), int(v)): list(s) for u, v, s in zip(removed["u"], removed["v"], removed["sepset"])}

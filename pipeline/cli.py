@@ -200,10 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--list-networks", action="store_true", help="list the benchmark networks and exit")
     dist = parser.add_argument_group("distributed scoring (large networks)")
-    dist.add_argument("--scheduler", metavar="ADDRESS", help="score the children on this Dask scheduler")
+    dist.add_argument("--scheduler", metavar="ADDRESS", help="run the PC tests and score the children on this Dask scheduler")
     dist.add_argument(
         "--score-groups", type=_positive_int,
-        help="with --scheduler: number of scoring tasks (default 4 per Dask worker thread)",
+        help="with --scheduler: number of scoring tasks, and of tasks per PC level "
+             "(default 4 per Dask worker thread)",
     )
     add_common_options(parser)
     return parser

@@ -177,10 +177,11 @@ RESTRICT_MODULES = {"none": [], "pc": ["constraints.pc"], "pmms": ["constraints.
 
 
 def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False,
-                   n_jobs: int = 1) -> Artifact:
+                   n_jobs: int = 1, executor=None, n_groups: int = 1) -> Artifact:
     """Restriction: which edges the score stage may use (PC skeleton, PMMS, MMPC, cops, or the
     sparse candidate parents of :mod:`scores.identification`); the candidate scores and the PC
-    tests are computed in ``n_jobs`` threads.
+    tests are computed in ``n_jobs`` threads, or each PC level as ``n_groups`` tasks on
+    ``executor`` (same result).
 
     For cops-and-robbers the tree decomposition it found (Talvitie & Parviainen, section 3.1)
     is kept in the metadata (``bags``, ``tree_edges``, ``treewidth``) for ``--within-bags``.
@@ -208,7 +209,7 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         elif cfg.method == "pc":
             algorithm = _module("constraints.pc", "restrict").pc_skeleton
             restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress,
-                                    n_jobs=n_jobs, **keep)
+                                    n_jobs=n_jobs, executor=executor, n_groups=n_groups, **keep)
         else:
             algorithm = getattr(_module("constraints.pmms", "restrict"), cfg.method)
             restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress, **keep)
@@ -544,9 +545,10 @@ def run_stages(
 ) -> dict[str, Artifact]:
     """Run the stages in order up to and including ``upto``; returns the artifacts by stage.
 
-    ``n_jobs`` threads score the children, or, with ``score_executor`` (e.g. a Dask cluster),
-    ``score_groups`` tasks do. ``frame``: the data as a table (the Python API) instead of a
-    network or a file. A score file (``cfg.scores``) skips data, restriction and evaluation.
+    ``n_jobs`` threads score the children and run the PC tests, or, with ``score_executor``
+    (e.g. a Dask cluster), ``score_groups`` tasks do (per PC level). ``frame``: the data as a
+    table (the Python API) instead of a network or a file. A score file (``cfg.scores``) skips
+    data, restriction and evaluation.
     With ``cfg.budget`` the restriction and the solver get the time limits of :mod:`pipeline.budget`.
     A stage interrupted with a result raises :class:`StageInterrupted` holding the artifacts so far.
     """
@@ -572,7 +574,8 @@ def _run_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_g
     out["data"] = data_stage(cache, cfg, frame)
     knowledge_matrices(cfg, out["data"])  # unknown variable names fail before the other stages
     if last >= 1:
-        out["restrict"] = restrict_stage(cache, restrict_config(cfg), out["data"], progress, n_jobs)
+        out["restrict"] = restrict_stage(cache, restrict_config(cfg), out["data"], progress, n_jobs,
+                                         score_executor, score_groups)
     if last >= 2 and cfg.solver in TABLE_SOLVERS:
         out["scores"] = scores_stage(cache, cfg, out["data"], out["restrict"], progress, n_jobs,
                                      score_executor, score_groups)

@@ -130,3 +130,28 @@ def test_full_pc_batched_equals_one_test_at_a_time(alarm_data):
     (c1, r1), (c2, r2) = (pc(CITest(data, arities, min_rows_per_df=0), net.n_vars, max_order=3,
                              batched=b) for b in (True, False))
     assert np.array_equal(c1, c2) and r1.tests_by_order == r2.tests_by_order
+
+
+def test_pc_levels_split_over_executors_equal_one_process():
+    """Levels split into tasks on a process pool and on a local Dask cluster give the
+    single-process skeleton, records and counts."""
+    from pipeline.executors import DaskExecutor, LocalExecutor
+
+    net = load_network("insurance")
+    ds = forward_sample(net, 1000, seed=2)
+
+    def run(**kwargs):
+        return pc_skeleton(CITest(ds.data, ds.arities, statistic="x2"), net.n_vars, max_order=2, **kwargs)
+
+    def same(a, b):
+        return (np.array_equal(a.allowed, b.allowed) and a.tests_by_order == b.tests_by_order
+                and a.records.drop(columns="sepset").equals(b.records.drop(columns="sepset"))
+                and list(a.records["sepset"]) == list(b.records["sepset"]))
+
+    whole = run()
+    assert same(run(n_jobs=2), whole)
+    assert same(run(executor=LocalExecutor(1), n_groups=7), whole)
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        assert same(run(executor=DaskExecutor(client), n_groups=5), whole)
