@@ -329,6 +329,9 @@ def test_grid_keys_are_files_relative_to_the_grid(tmp_path, asia_files):
     assert job_key(replace(plain), True) == job_key(plain, True) != key
     with pytest.raises(ValueError, match="--tiers: file not found"):
         parse_grid('networks = ["asia"]\ntiers = "missing.csv"\n', base_dir=folder)
+    write(folder / "cycle.csv", "source,target\nasia,tub\ntub,asia\nsmoke,lung\nlung,either\neither,smoke\n")
+    with pytest.raises(ValueError, match="directed cycle: .*smoke -> lung"):
+        parse_grid('networks = ["asia"]\nrequired = "cycle.csv"\n', base_dir=folder)
 
 
 def test_score_file_runs_apply_the_knowledge(tmp_path, asia_files, capsys):
