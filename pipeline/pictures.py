@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -103,13 +104,18 @@ def graphviz_available() -> bool:
 
 
 def draw(drawing: Drawing, stem: Path) -> list[Path]:
-    """Write ``stem.png`` and ``stem.svg``; returns their paths. Raises ValueError above
-    :data:`MAX_NODES` nodes."""
+    """Write ``stem.png`` and ``stem.svg`` with Graphviz, or with matplotlib when Graphviz is
+    missing or fails; returns their paths. Raises ValueError above :data:`MAX_NODES` nodes."""
     if len(drawing.names) > MAX_NODES:
         raise ValueError(f"{len(drawing.names)} nodes, more than the {MAX_NODES} drawn")
-    render = _render_graphviz if graphviz_available() else _render_matplotlib
     paths = [stem.with_suffix(f".{fmt}") for fmt in FORMATS]
-    render(drawing, paths)
+    if graphviz_available():
+        try:
+            _render_graphviz(drawing, paths)
+            return paths
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:  # a broken Graphviz
+            logger.warning("Graphviz failed (%s); drawing with matplotlib", str(exc).splitlines()[0])
+    _render_matplotlib(drawing, paths)
     return paths
 
 
@@ -144,7 +150,8 @@ def to_dot_text(drawing: Drawing) -> str:
 
 
 def legend_label(style: str, count: int) -> str:
-    colour, dashed, text = STYLES[style]
+    """A legend entry, e.g. ``missing (true only), dashed: 2``."""
+    _, dashed, text = STYLES[style]
     return f"{text}{', dashed' if dashed else ''}: {count}"
 
 

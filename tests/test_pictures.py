@@ -4,6 +4,7 @@ and the PNG/SVG files drawn with Graphviz or, without its ``dot`` program, with 
 from __future__ import annotations
 
 import logging
+import subprocess
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -100,6 +101,19 @@ def test_fallback_draws_with_matplotlib_when_dot_is_absent(tmp_path, monkeypatch
     assert "extra (learned only): 2" in text and "missing (true only), dashed: 1" in text
     assert "reversed: 1" in text and "correct: 2" in text
     assert "either" in text  # names are text, not paths
+
+
+def test_a_failing_graphviz_falls_back_to_matplotlib(tmp_path, monkeypatch, caplog):
+    def broken(drawing, paths):
+        raise subprocess.CalledProcessError(1, ["dot"], stderr=b"syntax error")
+
+    monkeypatch.setattr(pictures, "graphviz_available", lambda: True)
+    monkeypatch.setattr(pictures, "_render_graphviz", broken)
+    est, truth, names = _small_case()
+    with caplog.at_level(logging.WARNING):
+        paths = pictures.draw(pictures.network_drawing(est, names, "learned"), tmp_path / "network")
+    _check_files(paths, "matplotlib")
+    assert "Graphviz failed" in caplog.text
 
 
 @pytest.mark.skipif(not pictures.graphviz_available(), reason="needs Graphviz's dot and its Python binding")
