@@ -52,6 +52,7 @@ def learn(
         raise ConfigError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
     cfg, frame = config_for(source, options)
     cache = StageCache(cache_dir, enabled=use_cache)
+    cache.check_writable()
     return run_config(cfg, cache, stage=stage, progress=progress, n_jobs=n_jobs, frame=frame)
 
 
