@@ -74,6 +74,9 @@ class StageInterrupted(KeyboardInterrupt):
         self.artifact = artifact
         self.artifacts: dict[str, Artifact] = {artifact.stage: artifact}
 
+    def __reduce__(self):  # crosses process boundaries (grid workers) with its artifact
+        return type(self), (self.artifact,), {"artifacts": self.artifacts}
+
 
 @dataclass
 class Artifact:

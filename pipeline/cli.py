@@ -266,10 +266,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         print(format_network_list(network_summary()))
         return 0
-    from .preflight import check_treewidth, check_writable_folder
+    from .preflight import check_sizes, check_writable_folder
 
     cfg = config_from_args(args)
-    check_treewidth(cfg)
+    check_sizes(cfg)
     if STAGES.index(args.stage) >= STAGES.index("solve"):
         check_writable_folder("--output-dir", Path(args.output_dir))
     cache = make_cache(args)

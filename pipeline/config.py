@@ -22,7 +22,6 @@ Solvers: ``ilp`` (exact; with ``treewidth`` the exact treewidth-bounded ILP, wit
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -92,8 +91,8 @@ class RunConfig:
         _check_int("--max-order", self.max_order, 0, none_ok=True)
         _check_int("--palim", self.palim, 0, none_ok=True)
         ess = _number("--ess", self.ess)
-        if not 0.0 < ess < math.inf:
-            raise ConfigError(f"--ess must be a positive finite number, got {self.ess!r}")
+        if not 0.0 < ess <= MAX_ESS:
+            raise ConfigError(f"--ess must be a positive number up to {MAX_ESS:g}, got {self.ess!r}")
         _check_int("--candidates", self.candidates, 1)
         time_limit = _seconds("--time-limit", self.time_limit)
         cops_time_limit = _seconds("--cops-time-limit", self.cops_time_limit)
@@ -198,6 +197,8 @@ def _number(option: str, value: Any) -> float:
     return float(value)
 
 
+MAX_ESS = 1e6
+"""Largest BDeu equivalent sample size accepted (far larger ones overflow the local scores)."""
 MAX_SECONDS = 1e9
 """Largest time limit accepted (about 31 years; SCIP refuses limits beyond 1e20)."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import multiprocessing
 import os
 import signal
 import sys
@@ -41,8 +42,7 @@ def die_with_parent() -> None:
     """Pool initializer: end this worker when the process that started it dies.
 
     On Linux the kernel sends SIGKILL at the parent's death (``prctl(PR_SET_PDEATHSIG)``);
-    elsewhere a daemon thread polls the parent id. With the ``forkserver`` start method the
-    parent is the fork server, which itself exits with the process that started the pool.
+    elsewhere a daemon thread polls the parent id.
     """
     parent = os.getppid()
     if parent == 1:  # orphaned already: the parent died while this worker started
@@ -66,8 +66,14 @@ def die_with_parent() -> None:
 
 
 def _worker_pool(jobs: int) -> ProcessPoolExecutor:
-    """A process pool whose workers die with this process (even after ``kill -9``)."""
-    return ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent)
+    """A process pool whose workers die with this process (even after ``kill -9``).
+
+    Workers are started fresh (``spawn``), not forked: a process that has run numba's parallel
+    kernels holds a GNU OpenMP runtime, and a forked child of it aborts ("fork() called from a
+    process already using GNU OpenMP").
+    """
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=die_with_parent)
 
 
 class LocalExecutor:

@@ -2,7 +2,8 @@
 
 Each check raises :class:`~pipeline.config.ConfigError` (a ``ValueError``: one line, exit 2)
 naming the option and the path or value: the data or network file exists, is a file and can be
-read; ``--treewidth`` fits the number of variables; the output folder can be written.
+read; ``--treewidth`` fits the number of variables; the sample of ``--rows`` rows fits in
+memory; the output folder can be written.
 """
 
 from __future__ import annotations
@@ -59,9 +60,25 @@ def n_variables(cfg: RunConfig) -> int | None:
     return len(data_columns(Path(str(cfg.data))))
 
 
-def check_treewidth(cfg: RunConfig) -> None:
-    """``--treewidth K`` needs ``K <= n - 1`` for ``n`` variables."""
-    n = None if cfg.treewidth is None else n_variables(cfg)
-    if n is not None and cfg.treewidth > n - 1:
+def physical_memory() -> int | None:
+    """Bytes of physical memory, None where the platform does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_sizes(cfg: RunConfig) -> None:
+    """``--treewidth K`` needs ``K <= n - 1`` for ``n`` variables, and a sample of ``--rows``
+    rows (one byte per cell) must fit in the machine's memory."""
+    sampled = cfg.network is not None
+    if cfg.treewidth is None and not sampled:
+        return
+    n = n_variables(cfg)
+    memory = physical_memory()
+    if sampled and memory is not None and cfg.rows * n > memory:
+        raise ConfigError(f"--rows {cfg.rows}: a sample of {cfg.rows} rows x {n} variables needs "
+                          f"{cfg.rows * n / 2**30:.3g} GiB, more than this machine's {memory / 2**30:.3g} GiB")
+    if cfg.treewidth is not None and n is not None and cfg.treewidth > n - 1:
         raise ConfigError(f"--treewidth must be at most n - 1 = {n - 1} for the {n} variables of "
                           f"{cfg.source_name}, got {cfg.treewidth} (or leave it out for no bound)")

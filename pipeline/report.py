@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from .atomic import replace_file
 from .cache import Artifact
 from .config import RunConfig
 
@@ -312,5 +313,5 @@ def write_report(results: Path, out: Path | None = None) -> Path:
                 ("palim", "palim"), ("error", "error")]
         lines += ["## Failed jobs", "", markdown_table(failed, cols), ""]
     path = out / "report.md"
-    path.write_text("\n".join(lines))
+    replace_file(path, lambda p: p.write_text("\n".join(lines)))
     return path

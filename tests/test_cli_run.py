@@ -159,7 +159,7 @@ def test_no_cache_recomputes_and_writes_nothing(capsys, tmp_path):
         (["--network", "asia", "--max-order", "-2"], "--max-order"),
         (["--network", "asia", "--time-limit", "-5"], "--time-limit"),
         (["--network", "asia", "--time-limit", "inf"], "--time-limit must be a positive number of seconds"),
-        (["--network", "asia", "--ess", "nan"], "--ess must be a positive finite number"),
+        (["--network", "asia", "--ess", "nan"], "--ess must be a positive number up to 1e+06"),
         (["--network", "asia", "--cops-time-limit", "5"], "--cops-time-limit applies to --method cops only"),
         (["--network", "asia", "--method", "cops", "--cops-time-limit", "0"], "--cops-time-limit must be"),
         (["--network", "asia", "--method", "magic"], "invalid choice"),

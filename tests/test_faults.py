@@ -296,6 +296,8 @@ def test_bad_input_files_exit_2_naming_the_file(tmp_path, case):
 @pytest.mark.parametrize("args, message", [
     (["--time-limit", "1e30"], "--time-limit must be a positive number of seconds up to 1e+09"),
     (["--treewidth", "8", "--solver", "kg"], "--treewidth must be at most n - 1 = 7"),
+    (["--rows", "1000000000000"], "--rows 1000000000000: a sample of 1000000000000 rows x 8 variables needs"),
+    (["--ess", "1e308"], "--ess must be a positive number up to 1e+06"),
     (["--treewidth", "0"], "--treewidth must be a positive integer or 'none', got 0"),
     (["--output-dir", "{file}/out"], "--output-dir {file}/out cannot be written"),
 ])
