@@ -67,13 +67,15 @@ class TestSettings:
     def __init__(self, test):
         self.cols = test._compact_cols()
         self.arities = test.arities
+        self.varies = np.asarray(test.varies, dtype=np.bool_)
         self.pearson = test.statistic == "x2"
         self.adf = test.df_adjust == "adf"
         self.min_rows_per_df = test.min_rows_per_df
         self.dependent = test.insufficient == "dependent"
 
     def args(self):
-        return (self.cols, self.arities, self.pearson, self.adf, self.min_rows_per_df, self.dependent, CHDTRC)
+        return (self.cols, self.arities, self.varies, self.pearson, self.adf, self.min_rows_per_df,
+                self.dependent, CHDTRC)
 
 
 @njit(cache=True)
@@ -111,7 +113,7 @@ def _strata(cols, arities, S):
 
 
 @njit(cache=True)
-def one_test(cols, arities, x, y, S, pearson, adf, min_rows_per_df, dependent, chdtrc):
+def one_test(cols, arities, varies, x, y, S, pearson, adf, min_rows_per_df, dependent, chdtrc):
     """(p, statistic, dof) of ``x _||_ y | S`` exactly as ``CITest._compute`` (x < y)."""
     rx, ry = arities[x], arities[y]
     n = cols.shape[1]
@@ -126,17 +128,18 @@ def one_test(cols, arities, x, y, S, pearson, adf, min_rows_per_df, dependent, c
         if q * rx * ry > max(_DENSE_CELLS, 4 * n):
             key, q = _ranks(key)
         stat, dof_adf = _stratified_statistic(cols[x], cols[y], key, q, rx, ry, pearson)
-    return _p_value(stat, dof_adf, rx, ry, S, arities, n, adf, min_rows_per_df, dependent, chdtrc)
+    return _p_value(stat, dof_adf, rx, ry, S, arities, n, varies[x] and varies[y], adf,
+                    min_rows_per_df, dependent, chdtrc)
 
 
 @njit(cache=True, parallel=True)
-def _evaluate(xs, ys, sets, cols, arities, pearson, adf, min_rows_per_df, dependent, chdtrc):
+def _evaluate(xs, ys, sets, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc):
     m = xs.shape[0]
     p = np.empty(m)
     stat = np.empty(m)
     dof = np.empty(m)
     for i in prange(m):
-        p[i], stat[i], dof[i] = one_test(cols, arities, xs[i], ys[i], sets[i], pearson, adf,
+        p[i], stat[i], dof[i] = one_test(cols, arities, varies, xs[i], ys[i], sets[i], pearson, adf,
                                          min_rows_per_df, dependent, chdtrc)
     return p, stat, dof
 
@@ -183,7 +186,8 @@ def _order1_statistic(code, zcol, rz, rx, ry, pearson):
 
 
 @njit(cache=True)
-def _p_value(stat, dof_adf, rx, ry, S, arities, n, adf, min_rows_per_df, dependent, chdtrc):
+def _p_value(stat, dof_adf, rx, ry, S, arities, n, both_vary, adf, min_rows_per_df, dependent,
+             chdtrc):
     """The p-value of a statistic under the test's conventions (as ``CITest._compute``)."""
     if adf:
         dof = float(dof_adf)
@@ -192,9 +196,9 @@ def _p_value(stat, dof_adf, rx, ry, S, arities, n, adf, min_rows_per_df, depende
         for j in range(S.shape[0]):
             dof *= arities[S[j]]
     stat = max(stat, 0.0)
-    if dof == 0.0:
+    if dof == 0.0 and (S.shape[0] == 0 or min_rows_per_df == 0.0 or not both_vary):
         return 1.0, stat, dof
-    if n < min_rows_per_df * dof:
+    if dof == 0.0 or n < min_rows_per_df * dof:
         return (0.0 if dependent else 1.0), stat, dof
     return chdtrc(dof, stat, 0), stat, dof
 
@@ -213,8 +217,8 @@ def _contains(sorted_pool, start, stop, value):
 
 
 @njit(cache=True)
-def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, arities, pearson, adf,
-                min_rows_per_df, dependent, chdtrc):
+def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, arities, varies,
+                pearson, adf, min_rows_per_df, dependent, chdtrc):
     """PC-stable's tests of the pair ``u < v`` at one level (see :func:`pc_level`).
 
     Returns (removed, n_tests, best p); the best test's set is written to ``out_set``.
@@ -249,10 +253,10 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, 
                         break
             if fresh and level == 1 and arities[S[0]] * rx * ry <= 4096:
                 stat, dof_adf = _order1_statistic(code, cols[S[0]], arities[S[0]], rx, ry, pearson)
-                p = _p_value(stat, dof_adf, rx, ry, S, arities, n, adf, min_rows_per_df,
-                             dependent, chdtrc)[0]
+                p = _p_value(stat, dof_adf, rx, ry, S, arities, n, varies[u] and varies[v], adf,
+                             min_rows_per_df, dependent, chdtrc)[0]
             elif fresh:
-                p = one_test(cols, arities, u, v, S, pearson, adf, min_rows_per_df, dependent,
+                p = one_test(cols, arities, varies, u, v, S, pearson, adf, min_rows_per_df, dependent,
                              chdtrc)[0]
             if fresh:
                 n_tests += 1
@@ -274,7 +278,7 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, 
     return False, n_tests, best
 
 
-def _pc_level(us, vs, level, alpha, indptr, indices, cols, arities, pearson, adf,
+def _pc_level(us, vs, level, alpha, indptr, indices, cols, arities, varies, pearson, adf,
               min_rows_per_df, dependent, chdtrc):
     m = us.shape[0]
     removed = np.zeros(m, dtype=np.bool_)
@@ -286,8 +290,8 @@ def _pc_level(us, vs, level, alpha, indptr, indices, cols, arities, pearson, adf
         max_degree = max(max_degree, indptr[x + 1] - indptr[x])
     for e in prange(m):
         removed[e], n_tests[e], best[e] = _edge_level(
-            us[e], vs[e], level, alpha, indptr, indices, max_degree, best_sets[e], cols, arities, pearson,
-            adf, min_rows_per_df, dependent, chdtrc)
+            us[e], vs[e], level, alpha, indptr, indices, max_degree, best_sets[e], cols, arities,
+            varies, pearson, adf, min_rows_per_df, dependent, chdtrc)
     return removed, n_tests, best, best_sets[:, :level]
 
 

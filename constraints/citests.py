@@ -20,12 +20,16 @@ Degrees of freedom (``docs/references.md``, degrees of freedom of G2 and X2):
 
 Conventions (documented decisions):
 
-* ``dof == 0`` (e.g. a variable with a single state, or no stratum with two observed levels
-  of both variables): no evidence against independence, so ``p = 1``.
 * Minimum-sample rule: if ``n_rows < min_rows_per_df * dof`` the test is not trusted.  With
   ``insufficient="dependent"`` (default, as MMHC, Tsamardinos et al. 2006) it returns ``p = 0``,
   so a restriction stage never forbids an edge for lack of data; ``"independent"`` returns
   ``p = 1`` (pcalg's convention).  ``min_rows_per_df=0`` disables the rule.
+* ``dof == 0``: if ``x`` or ``y`` takes a single value in the data there is nothing to test and
+  ``p = 1``.  Otherwise (a conditional test whose strata leave no row and column with two
+  observed levels: a deterministic relation, or strata of one row each) the data cannot decide,
+  and with the minimum-sample rule on this follows ``insufficient`` too (``p = 0`` by default;
+  Tetrad likewise reports such a test as not independent); with ``min_rows_per_df=0``,
+  ``p = 1`` as in bnlearn and causal-learn.
 
 Every test object memoises results by ``(min(x, y), max(x, y), frozenset(S))`` and counts
 ``calls`` and distinct computed tests per conditioning-set size in ``tests_by_order``.
@@ -236,6 +240,8 @@ class CITest(_MemoTest):
         self._cols = np.ascontiguousarray(data.T)
         self._zero_key = np.zeros(self.n_rows, dtype=np.int64)
         self._narrow: np.ndarray | None = None
+        # variables with at least two observed values (a constant one is independent of all)
+        self.varies = (data.min(axis=0) != data.max(axis=0)) if data.size else np.zeros(data.shape[1], bool)
 
     def _compact_cols(self) -> np.ndarray:
         """The (n_vars, n_rows) state codes in the narrowest unsigned type (for batch kernels)."""
@@ -277,9 +283,9 @@ class CITest(_MemoTest):
                                               self.statistic == "x2")
         dof = int(dof_adf) if self.df_adjust == "adf" else (rx - 1) * (ry - 1) * q_declared
         stat = float(max(stat, 0.0))
-        if dof == 0:
+        if dof == 0 and (not S or not self.min_rows_per_df or not (self.varies[x] and self.varies[y])):
             return CIResult(1.0, stat, 0)
-        if self.n_rows < self.min_rows_per_df * dof:
+        if dof == 0 or self.n_rows < self.min_rows_per_df * dof:
             return CIResult(0.0 if self.insufficient == "dependent" else 1.0, stat, dof)
         return CIResult(float(chdtrc(dof, stat)), stat, dof)
 

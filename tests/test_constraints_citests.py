@@ -248,3 +248,21 @@ def test_compiled_batch_equals_one_test_at_a_time(statistic, df_adjust, min_rows
                 # dof: a float product in the kernel, exact below 2^53 (the nominal dof of 12
                 # 255-state conditioning variables is not)
                 assert res.dof == di if res.dof < 2 ** 53 else math.isclose(res.dof, di, rel_tol=1e-12)
+
+
+def test_zero_dof_of_a_deterministic_relation_cannot_decide():
+    """z = x: given z, x takes one value per stratum, so x _||_ y | z has no degrees of freedom
+    left; with the minimum-sample rule on the test cannot decide (dependent by default,
+    independent with insufficient="independent"), without the rule p = 1.  A constant variable
+    stays independent of everything."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 2, 400)
+    y = np.where(rng.random(400) < 0.9, x, 1 - x)
+    data = np.column_stack([x, y, x, np.zeros(400, int)])
+    arities = [2, 2, 2, 2]
+    assert CITest(data, arities)(0, 1).p_value < 1e-6
+    res = CITest(data, arities)(0, 1, [2])
+    assert res.p_value == 0.0 and res.dof == 0
+    assert CITest(data, arities, insufficient="independent")(0, 1, [2]).p_value == 1.0
+    assert CITest(data, arities, min_rows_per_df=0)(0, 1, [2]).p_value == 1.0
+    assert CITest(data, arities)(0, 3, [2]).p_value == 1.0 and CITest(data, arities)(3, 1, [0]).p_value == 1.0
