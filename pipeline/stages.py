@@ -35,7 +35,8 @@ from .solvers import SOLVE, SolveInputs, json_ready
 
 logger = logging.getLogger(__name__)
 
-VERSIONS = {"data": "1", "restrict": "1", "scores": "1", "solve": "1", "evaluate": "1"}
+# restrict 2: a conditional CI test with zero degrees of freedom is undecided (dependent), issue 19
+VERSIONS = {"data": "1", "restrict": "2", "scores": "1", "solve": "1", "evaluate": "1"}
 
 
 class StageUnavailable(RuntimeError):
