@@ -27,6 +27,14 @@ upper bound its subsets give on their supersets, hence on it). Rules, in order
   ``w`` without its ``MI(X, Y) >= 0`` term: the same Lemma 2 argument holds since
   ``N I(X; Y | Π) <= N min(H(X), H(Y))``, so the bound is valid and tighter.
 
+* entropy rule for BIC/AIC (de Campos, Scanagatta, Corani & Zaffalon 2018): adding ``Y`` to
+  ``Π`` raises ``LL`` by ``N I(X; Y | Π) <= min(N H(X | Π), N min(H(X), H(Y)))`` and the
+  penalty by ``c (r-1) q(Π) (r_Y - 1)``; when the penalty wins, ``Π ∪ {Y}`` is dominated by
+  ``Π``, and so is every ``Π' ∪ {Y}`` with ``Π' ⊇ Π`` (conditional entropies only shrink, the
+  penalty only grows). Checked before counting for every ``Y`` in ``W`` against its alive
+  subset ``W \\ {Y}``, whose ``-LL = N H(X | W \\ {Y})`` the layer keeps; a pruned ``W`` is not
+  kept alive, so none of its supersets is generated.
+
 Every bound prunes only with a relative margin of ``1e-9``, so the kept sets are exactly the
 non-dominated sets of the full enumeration under the computed scores. Parents with one state
 never change a score (a tie), so they are dropped up front; a one-state child keeps only the
@@ -95,11 +103,11 @@ ROW_COST, WORD_COST = 6.0, 1.0
 """Relative costs of one row of the histogram paths and one popcount word (measured)."""
 
 STATS = ("generated", "scored", "kept", "pruned_dominated", "pruned_upper_bound",
-         "pruned_penalty_bound", "pruned_theorem1", "pruned_bdeu_bound", "not_expanded")
+         "pruned_penalty_bound", "pruned_theorem1", "pruned_entropy", "pruned_bdeu_bound", "not_expanded")
 """Kernel counters, in order. ``generated = scored + pruned_upper_bound + pruned_penalty_bound +
-pruned_theorem1 + pruned_bdeu_bound`` and ``scored = kept + pruned_dominated``."""
+pruned_theorem1 + pruned_entropy + pruned_bdeu_bound`` and ``scored = kept + pruned_dominated``."""
 
-(_GEN, _SCORED, _KEPT, _DOM, _UB, _PEN, _THM1, _BDEU, _STOP) = range(len(STATS))
+(_GEN, _SCORED, _KEPT, _DOM, _UB, _PEN, _THM1, _ENT, _BDEU, _STOP) = range(len(STATS))
 
 
 class CandidateError(ValueError):
@@ -158,6 +166,17 @@ def _theorem1(members, k, pool_ar, w, w_ratio_max, c, q_w):
         if w_ratio_max * (1.0 + TOL) <= cq and w[members[t]] * (1.0 + TOL) <= cq * (r0 - 1):
             return True
     return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _entropy_excess(h_sub, w_y, r_y, c, q_w):
+    """Penalty increase minus the largest likelihood gain of adding ``Y`` to a subset ``Π``.
+
+    ``h_sub = -LL(Π) = N H(X | Π)``, ``w_y >= N min(H(X), H(Y))`` and ``q_w = q(Π) r_Y``: the
+    gain ``N I(X; Y | Π)`` is at most ``min(h_sub, w_y)`` and the penalty grows by
+    ``c q(Π) (r_Y - 1)``; a positive result dominates ``Π ∪ {Y}`` and its supersets.
+    """
+    return c * (q_w / r_y) * (r_y - 1) - min(h_sub, w_y)
 
 
 @njit(cache=True, nogil=True)
@@ -219,8 +238,9 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
     prefix_vars = np.empty(width, dtype=np.int64)
     index1 = np.full(m, -1, dtype=np.int64)
     use_index2 = m <= INDEX2_MAX
-    best2 = np.full((m, m) if use_index2 else (1, 1), np.nan)  # alive pairs: best and bound
+    best2 = np.full((m, m) if use_index2 else (1, 1), np.nan)  # alive pairs: best, bound, -LL
     ub2 = np.full((m, m) if use_index2 else (1, 1), np.nan)
+    h2 = np.full((m, m) if use_index2 else (1, 1), np.nan)
     n_words = bits.shape[1]
     cell_cap = CELL_WORDS // n_words
     levels = np.empty((2, max(cell_cap, 1), n_words), dtype=np.uint64)
@@ -272,16 +292,18 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
     else:
         ub0 = np.inf
 
-    prev_sets = np.zeros((1, max(kmax, 1)), dtype=np.int64)
-    prev_best = np.array([s0])
-    prev_ub = np.array([ub0])
+    prev_sets = np.zeros((1, 1), dtype=np.int64)  # alive sets of the last layer (pool positions)
+    prev_best = np.array([s0])  # best score of the set and its subsets
+    prev_ub = np.array([ub0])  # upper bound on the set's proper supersets
+    prev_h = np.array([-(s0 + c * q_req)])  # -LL of the set: N H(X | set), for the entropy rule
     n_prev = 1
     for k in range(1, kmax + 1):
         store = k < kmax
         cap = 1024
-        new_sets = np.empty((cap, max(kmax, 1)), dtype=np.int64)
+        new_sets = np.empty((cap, k), dtype=np.int64)
         new_best = np.empty(cap)
         new_ub = np.empty(cap)
+        new_h = np.empty(cap)
         n_new = 0
         for i in range(n_prev):
             last = prev_sets[i, k - 2] if k > 1 else -1
@@ -296,8 +318,14 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
             q_s = 0
             for y in range(last + 1, m):
                 # subsets W \ {s} for s in S must be alive in the previous layer
+                q_w = q_s_full * pool_ar[y]
                 bss = prev_best[i]
                 lub = prev_ub[i]
+                # entropy rule: the largest excess of the penalty increase over the gain bound
+                if penalised:
+                    excess = _entropy_excess(prev_h[i], w[y], pool_ar[y], c, q_w)
+                else:
+                    excess = -np.inf
                 ok = True
                 for drop in range(k - 1):
                     pos = 0
@@ -313,6 +341,9 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                             break
                         bss = max(bss, b)
                         lub = min(lub, ub2[key[0], key[1]])
+                        if penalised:
+                            y0 = prev_sets[i, drop]
+                            excess = max(excess, _entropy_excess(h2[key[0], key[1]], w[y0], pool_ar[y0], c, q_w))
                         continue
                     j = index1[key[0]] if k == 2 else _find(prev_sets, n_prev, key, k - 1)
                     if j < 0:
@@ -320,11 +351,13 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                         break
                     bss = max(bss, prev_best[j])
                     lub = min(lub, prev_ub[j])
+                    if penalised:
+                        y0 = prev_sets[i, drop]
+                        excess = max(excess, _entropy_excess(prev_h[j], w[y0], pool_ar[y0], c, q_w))
                 if not ok:
                     continue
                 stats[_GEN] += 1
                 margin = TOL * (1.0 + abs(bss))
-                q_w = q_s_full * pool_ar[y]
                 if prune:
                     if lub < bss - margin:
                         stats[_UB] += 1
@@ -337,6 +370,9 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                         key[k - 1] = y
                         if _theorem1(key, k, pool_ar, w, w_ratio_max, c, q_w):
                             stats[_THM1] += 1
+                            continue
+                        if excess > margin:
+                            stats[_ENT] += 1
                             continue
                 if not prefix_ready:
                     nv = 0
@@ -440,7 +476,7 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                     continue
                 if n_new == cap:
                     cap *= 2
-                    grown_sets = np.empty((cap, max(kmax, 1)), dtype=np.int64)
+                    grown_sets = np.empty((cap, k), dtype=np.int64)
                     grown_sets[:n_new] = new_sets[:n_new]
                     new_sets = grown_sets
                     grown_b = np.empty(cap)
@@ -449,20 +485,25 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                     grown_u = np.empty(cap)
                     grown_u[:n_new] = new_ub[:n_new]
                     new_ub = grown_u
+                    grown_h = np.empty(cap)
+                    grown_h[:n_new] = new_h[:n_new]
+                    new_h = grown_h
                 new_sets[n_new, : k - 1] = prev_sets[i, : k - 1]
                 new_sets[n_new, k - 1] = y
                 new_best[n_new] = best
                 new_ub[n_new] = ub
+                new_h[n_new] = -(s + c * q_w)
                 n_new += 1
         if not store or n_new == 0:
             break
-        prev_sets, prev_best, prev_ub, n_prev = new_sets, new_best, new_ub, n_new
+        prev_sets, prev_best, prev_ub, prev_h, n_prev = new_sets, new_best, new_ub, new_h, n_new
         for t in range(n_prev):  # dense lookup of the alive sets of size 1 and 2
             if k == 1:
                 index1[prev_sets[t, 0]] = t
             elif k == 2 and use_index2:
                 best2[prev_sets[t, 0], prev_sets[t, 1]] = prev_best[t]
                 ub2[prev_sets[t, 0], prev_sets[t, 1]] = prev_ub[t]
+                h2[prev_sets[t, 0], prev_sets[t, 1]] = prev_h[t]
     return out_sets[:n_out], out_scores[:n_out], stats
 
 

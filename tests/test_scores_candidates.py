@@ -45,7 +45,7 @@ def _check_counters(meta):
     c = meta["counts"]
     assert c["total"] == c["pruned_constant"] + c["not_generated"] + c["generated"]
     assert c["generated"] == (c["scored"] + c["pruned_upper_bound"] + c["pruned_penalty_bound"]
-                              + c["pruned_theorem1"] + c["pruned_bdeu_bound"])
+                              + c["pruned_theorem1"] + c["pruned_entropy"] + c["pruned_bdeu_bound"])
     assert c["scored"] == c["kept"] + c["pruned_dominated"]
     assert set(STATS) <= set(c)
 
@@ -92,6 +92,10 @@ def test_each_rule_fires_somewhere():
             counts = build_score_table(data, ar, score, palim=palim).meta["counts"]
             for name in STATS:
                 fired[name] += counts[name]
+    data, ar = _near_functional(40, 7, 300, 0.02)  # small H(X | parents): the entropy rule
+    counts = build_score_table(data, ar, "bic", palim=None).meta["counts"]
+    for name in STATS:
+        fired[name] += counts[name]
     assert all(fired[name] > 0 for name in STATS), fired
 
 
@@ -209,6 +213,48 @@ def test_kept_sets_equal_brute_force_dominance(score, seed, n_rows, palim, restr
             assert s == pytest.approx(want[ps], rel=1e-12)
         n_ties += sum(scores[ps] == scores[tuple(p for p in ps if p != 5)] for ps in scores if 5 in ps)
     assert n_ties > 0
+
+
+def _near_functional(seed, n_vars, n_rows, noise):
+    """Each column a noisy function of one or two earlier ones: small ``H(X | parents)``."""
+    rng = np.random.default_rng(seed)
+    arities = rng.integers(2, 5, n_vars)
+    data = np.empty((n_rows, n_vars), dtype=np.int64)
+    data[:, 0] = rng.integers(0, arities[0], n_rows)
+    for v in range(1, n_vars):
+        parents = rng.choice(v, min(v, int(rng.integers(1, 3))), replace=False)
+        data[:, v] = (data[:, parents] * rng.integers(1, 4, parents.size)).sum(axis=1) % arities[v]
+        flip = rng.random(n_rows) < noise
+        data[flip, v] = rng.integers(0, arities[v], int(flip.sum()))
+    return data.astype(np.uint8), arities.astype(np.int64)
+
+
+@pytest.mark.parametrize("score", SCORES)
+@pytest.mark.parametrize("palim", [2, 4, None])
+@pytest.mark.parametrize("seed,n_vars,n_rows,noise", [(40, 7, 300, 0.02), (41, 8, 1500, 0.05), (42, 6, 60, 0.2)])
+def test_bound_pruning_keeps_the_dominance_table_on_random_data(score, palim, seed, n_vars, n_rows, noise):
+    """Pruning before counting (every bound, the entropy rule included) against the full table."""
+    data, arities = _near_functional(seed, n_vars, n_rows, noise)
+    pruned = build_score_table(data, arities, score, ess=1.0, palim=palim)
+    full = build_score_table(data, arities, score, ess=1.0, palim=palim, prune=False)
+    _check_counters(pruned.meta)
+    for v in range(n_vars):
+        want = _non_dominated(full.families[v])
+        assert pruned.families[v].keys() == want.keys(), (score, v)
+        for ps, s in pruned.families[v].items():
+            assert s == full.families[v][ps]
+
+
+def test_entropy_rule_cuts_branches_before_counting():
+    """Near-functional data: the entropy rule prunes, and whole branches are never generated."""
+    fired = dict.fromkeys(STATS, 0)
+    for seed in (40, 41):
+        data, arities = _near_functional(seed, 8, 1500, 0.02)
+        counts = build_score_table(data, arities, "bic", palim=None).meta["counts"]
+        for name in STATS:
+            fired[name] += counts[name]
+        assert counts["not_generated"] > 0
+    assert fired["pruned_entropy"] > 0, fired
 
 
 @pytest.mark.parametrize("score", ["bdeu", "bic"])
