@@ -51,6 +51,7 @@ examples:
   python run.py --data survey.csv --missing drop       # drop the rows with a missing cell
   python run.py --network alarm --write-scores alarm.jkl && python run.py --scores alarm.jkl
   python run.py --network alarm --palim 4 --budget 60  # restriction + scoring + solving in 60 s
+  python run.py --network asia --rows 1000 --bootstrap 50 -j 2  # arc strengths, averaged network
   python run.py --list-networks
   python run.py grid grids/thesis-alpha.toml --jobs 2      # experiment grid (see docs/hpc.md)
   python run.py report output/grid-thesis-alpha/results.parquet
@@ -181,6 +182,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "--cpt", choices=("bayes", "mle"), default="bayes",
         help="CPT estimator for the output BIF: Bayesian with a BDeu prior of size --ess, or maximum likelihood",
     )
+    bo = parser.add_argument_group("arc confidence (bootstrap, as bnlearn's boot.strength / averaged.network)")
+    bo.add_argument("--bootstrap", type=int, metavar="B",
+                    help="also learn B networks from resamples of the rows (seeded by --seed; on -j processes or "
+                         "--scheduler) and write strengths.csv and the averaged network (averaged.csv, averaged.png)")
+    bo.add_argument("--threshold", type=float, metavar="T",
+                    help="with --bootstrap: keep the arcs of strength above T in [0, 1] (default: estimated as "
+                         "Scutari & Nagarajan 2013, as bnlearn)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -218,10 +226,12 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         sges_bound=args.sges_bound, within_bags=args.within_bags, candidates=args.candidates,
         cops_time_limit=args.cops_time_limit, required=args.required, forbidden=args.forbidden,
         tiers=args.tiers, scores=args.scores, missing=args.missing, budget=args.budget,
+        bootstrap=args.bootstrap, threshold=args.threshold,
     ).validated()
-    from .learn import check_source
+    from .learn import check_bootstrap_stage, check_source
 
     check_source(cfg)
+    check_bootstrap_stage(cfg, args.stage)
     check_score_export(args.write_scores, cfg, args.stage)
     return cfg
 

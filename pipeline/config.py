@@ -73,6 +73,9 @@ class RunConfig:
     scores: str | None = None
     missing: str = "reject"
     budget: float | None = None
+    # arc confidence by the bootstrap (issue 19): resamples, and the averaged network's threshold
+    bootstrap: int | None = None
+    threshold: float | None = None
 
     def validated(self) -> "RunConfig":
         """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
@@ -100,6 +103,7 @@ class RunConfig:
             raise ConfigError("--cops-time-limit applies to --method cops only")
         self._check_solver_options()
         self._check_knowledge()
+        threshold = self._checked_threshold()
         return replace(
             self,
             method=self.method.lower(),
@@ -112,7 +116,22 @@ class RunConfig:
             cops_time_limit=cops_time_limit,
             missing=self.missing.lower(),
             budget=_seconds("--budget", self.budget),
+            threshold=threshold,
         )
+
+    def _checked_threshold(self) -> float | None:
+        """``--bootstrap B`` (B >= 1, needs data) and ``--threshold`` in [0, 1] (needs --bootstrap)."""
+        _check_int("--bootstrap", self.bootstrap, 1, none_ok=True)
+        if self.bootstrap is not None and self.scores is not None:
+            raise ConfigError("--bootstrap resamples the data, and --scores FILE.jkl has none: give --network or --data")
+        if self.threshold is None:
+            return None
+        threshold = _number("--threshold", self.threshold)
+        if not 0.0 <= threshold <= 1.0:
+            raise ConfigError(f"--threshold must lie between 0 and 1, got {self.threshold!r}")
+        if self.bootstrap is None:
+            raise ConfigError("--threshold applies to the averaged network of --bootstrap B")
+        return threshold
 
     def _check_run_options(self) -> None:
         """The options of issue 20: score files, missing values, the whole-run budget."""

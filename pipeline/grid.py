@@ -26,6 +26,8 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     tiers = "tiers.csv"
     baseline = true               # also solve without restriction: F1 vs G_score (Su 2023, 6.1)
     score_groups = 1              # on Dask: score each job's children as this many tasks
+    bootstrap = 50                # also learn 50 networks from resamples: averaged network's SHD, F1
+    threshold = 0.5               #   at this strength threshold (omit: estimated, as bnlearn)
 
 Jobs are the cartesian product in the order of the keys above (so job ids are deterministic);
 parameters a job does not use (alpha/test/order when ``method`` is ``"none"`` or ``"candidates"``,
@@ -79,7 +81,7 @@ LIST_KEYS = {
     "sges_bounds": "sges_bound",
     "within_bags": "within_bags",
 }
-SCALAR_KEYS = {"name", "time_limit", "cops_time_limit", "budget", "baseline", "score_groups"}
+SCALAR_KEYS = {"name", "time_limit", "cops_time_limit", "budget", "baseline", "score_groups", "bootstrap", "threshold"}
 KNOWLEDGE_KEYS = ("required", "forbidden", "tiers")
 SCALAR_KEYS |= set(KNOWLEDGE_KEYS)
 
@@ -152,7 +154,8 @@ def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Gri
     knowledge = {key: str(Path(base_dir, spec[key]).resolve()) if isinstance(spec[key], str) else spec[key]
                  for key in KNOWLEDGE_KEYS if key in spec}
     base = RunConfig(time_limit=spec.get("time_limit"), cops_time_limit=spec.get("cops_time_limit"),
-                     budget=spec.get("budget"), **knowledge)
+                     budget=spec.get("budget"), bootstrap=spec.get("bootstrap"), threshold=spec.get("threshold"),
+                     **knowledge)
     configs: list[RunConfig] = []
     seen: set[RunConfig] = set()
     for combo in itertools.product(*(values for _, values in axes)):
@@ -211,7 +214,8 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
         config.pop("candidates")
     if cfg.cops_time_limit is None:  # the same, for jobs cached before the cops had a time limit
         config.pop("cops_time_limit")
-    for key, default in (("scores", None), ("missing", "reject"), ("budget", None)):  # (issue 20: old keys kept)
+    for key, default in (("scores", None), ("missing", "reject"), ("budget", None),  # (issue 20: old keys kept)
+                         ("bootstrap", None), ("threshold", None)):
         if config[key] == default:
             config.pop(key)
     for key in KNOWLEDGE_KEYS:  # files are keyed by content; no key change without knowledge
@@ -332,6 +336,10 @@ def run_job(
             arts = run_stages(cache, cfg, **split)
             base = run_stages(cache, cfg.unrestricted(), upto="solve", **split) if baseline else None
         row.update(job_row(cfg, arts, base))
+        if cfg.bootstrap is not None:
+            from .bootstrap import run_bootstrap
+
+            row.update(run_bootstrap(cfg, cache, arts["data"]).columns())
     except Exception as exc:  # recorded, the grid goes on
         logger.debug("job failed", exc_info=True)
         row.update(status="error", error=error_text(exc))

@@ -51,6 +51,7 @@ def learn(
     if stage not in STAGES:
         raise ConfigError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
     cfg, frame = config_for(source, options)
+    check_bootstrap_stage(cfg, stage)
     cache = StageCache(cache_dir, enabled=use_cache)
     cache.check_writable()
     return run_config(cfg, cache, stage=stage, progress=progress, n_jobs=n_jobs, frame=frame)
@@ -113,6 +114,12 @@ def check_source(cfg: RunConfig) -> None:
         check_readable("--scores", Path(str(cfg.scores)))
 
 
+def check_bootstrap_stage(cfg: RunConfig, stage: str) -> None:
+    """The bootstrap learns whole networks: it needs the solve stage."""
+    if cfg.bootstrap is not None and STAGES.index(stage) < STAGES.index("solve"):
+        raise ConfigError(f"--bootstrap learns whole networks: it needs --stage solve or evaluate, not {stage}")
+
+
 def run_config(
     cfg: RunConfig,
     cache: StageCache,
@@ -123,9 +130,16 @@ def run_config(
     score_executor=None,
     score_groups: int = 1,
 ) -> LearnResult:
-    """Run the stages of a validated configuration (the shared core of the API and the CLI)."""
+    """Run the stages of a validated configuration (the shared core of the API and the CLI);
+    with ``cfg.bootstrap`` also the bootstrap networks (:mod:`pipeline.bootstrap`), in a pool of
+    ``n_jobs`` processes or on ``score_executor``."""
     from .stages import run_stages
 
     artifacts = run_stages(cache, cfg, upto=stage, progress=progress, n_jobs=n_jobs,
                            score_executor=score_executor, score_groups=score_groups, frame=frame)
-    return LearnResult(cfg, artifacts)
+    boot = None
+    if cfg.bootstrap is not None and "solve" in artifacts:
+        from .bootstrap import run_bootstrap
+
+        boot = run_bootstrap(cfg, cache, artifacts["data"], jobs=n_jobs, executor=score_executor, progress=progress)
+    return LearnResult(cfg, artifacts, boot)

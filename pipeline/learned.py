@@ -1,7 +1,8 @@
 """What one run learned, as returned by :func:`hybridbn.learn`: the DAG, its CPDAG, the fitted
 parameters, the solver's objective / bound / gap / status, per-stage times and counts, the
 evaluation against the true network when one is known, and conversions (edge list, networkx,
-BIF, DOT) and the output folder of ``run.py``.
+BIF, DOT) and the output folder of ``run.py``; with ``bootstrap=B`` also the arc strengths and
+the averaged network of B bootstrap networks (:attr:`LearnResult.bootstrap`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ from .config import RunConfig
 class LearnResult:
     """The outcome of :func:`hybridbn.learn` (read-only views of the stage artifacts)."""
 
-    def __init__(self, config: RunConfig, artifacts: Mapping[str, Artifact]):
+    def __init__(self, config: RunConfig, artifacts: Mapping[str, Artifact], bootstrap=None):
         self.config = config
         self.artifacts = dict(artifacts)
+        self.bootstrap = bootstrap
+        """With ``bootstrap=B``: the :class:`pipeline.bootstrap.BootstrapResult` (``strengths()``
+        table, ``averaged`` PDAG, ``threshold``, ``evaluation``); else None."""
 
     def __repr__(self) -> str:
         if "solve" not in self.artifacts:
@@ -126,7 +130,8 @@ class LearnResult:
         """The report ``run.py`` prints: one line per stage with its time and counts."""
         from .report import format_run_summary
 
-        return format_run_summary(self.config, self.artifacts, output=output)
+        text = format_run_summary(self.config, self.artifacts, output=output)
+        return text if self.bootstrap is None else f"{text}\n{self.bootstrap.summary()}"
 
     # ------------------------------------------------------------------------ parameters
     def parameters(self, method: str = "bayes") -> Any:
@@ -172,11 +177,13 @@ class LearnResult:
 
     def write(self, output_dir: str | Path = "output", cpt: str = "bayes") -> Path:
         """Write the files of ``run.py`` (edges.csv, network.dot, network.bif, model.txt,
-        result.json) to ``<output_dir>/<source>-<key>/`` and return that folder."""
+        result.json; with the bootstrap strengths.csv, averaged.csv, bootstrap.json, averaged.png)
+        to ``<output_dir>/<source>-<key>/`` and return that folder."""
         from .outputs import write_outputs
 
         self._stage("solve")
-        return write_outputs(Path(output_dir), self.config, self.artifacts, cpt_method=cpt)
+        extra = () if self.bootstrap is None else (self.bootstrap.write,)
+        return write_outputs(Path(output_dir), self.config, self.artifacts, cpt_method=cpt, extra_writers=extra)
 
     def write_scores(self, path: str | Path) -> Path:
         """Export the scores stage's table as a ``.jkl`` file (GOBNILP / BLIP format; by name when

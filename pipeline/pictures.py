@@ -4,7 +4,9 @@
   dashed grey without heads, as in ``network.dot``);
 * ``comparison.png`` / ``comparison.svg`` when the true network is known: learned against true
   CPDAG in the style of bnlearn's ``graphviz.compare`` (correct, extra, missing dashed, reversed,
-  misoriented; :func:`graphs.metrics.edge_classes`), with a legend counting each class.
+  misoriented; :func:`graphs.metrics.edge_classes`), with a legend counting each class;
+* ``averaged.png`` / ``averaged.svg`` with ``--bootstrap``: the averaged network, each arc as wide
+  as its bootstrap strength (:func:`strength_drawing`).
 
 Graphviz's ``dot`` draws them when the program and its Python binding (``pip install graphviz``)
 are installed; otherwise matplotlib draws them on the layered layout of :mod:`graphs.layout`,
@@ -35,6 +37,8 @@ STYLES = {
     "misoriented": ("#9467bd", False, "directed vs undirected"),
     "directed": ("#000000", False, "directed (compelled)"),
     "undirected": ("#666666", True, "undirected (reversible)"),
+    "arc": ("#000000", False, "arc"),
+    "edge": ("#666666", True, "undirected (both directions 1/2)"),
 }
 MAX_NODES = 300
 """Larger networks are not drawn (a picture of hundreds of nodes is not readable)."""
@@ -52,6 +56,8 @@ class Drawing:
     layering: np.ndarray
     title: str
     legend: list[tuple[str, int]]
+    widths: tuple[float, ...] | None = None
+    """Line width per edge (in points; None: all 1.1)."""
 
 
 def network_drawing(dag: np.ndarray, names: list[str], title: str) -> Drawing:
@@ -73,6 +79,22 @@ def comparison_drawing(dag: np.ndarray, truth: np.ndarray, names: list[str], tit
     edges = edge_classes(dag_to_cpdag(dag), dag_to_cpdag(truth))
     counts = [(kind, sum(k == kind for *_, k in edges)) for kind in EDGE_CLASSES]
     return Drawing(list(names), edges, truth, title, counts)
+
+
+MAX_WIDTH = 5.0
+"""Line width in points of an arc of strength 1 in :func:`strength_drawing`."""
+
+
+def strength_drawing(pdag: np.ndarray, strength: np.ndarray, names: list[str], title: str) -> Drawing:
+    """A PDAG (the averaged network) with each edge ``MAX_WIDTH * strength`` points wide, laid
+    out along its directed part (acyclic)."""
+    from graphs.export import edge_list
+
+    edges = [(i, j, d, "arc" if d else "edge") for i, j, d in edge_list(pdag)]
+    n_directed = sum(d for _, _, d, _ in edges)
+    widths = tuple(max(0.3, MAX_WIDTH * float(strength[i, j])) for i, j, _, _ in edges)
+    return Drawing(list(names), edges, pdag & ~pdag.T, f"{title}; width: strength",
+                   [("arc", n_directed), ("edge", len(edges) - n_directed)], widths)
 
 
 def write_pictures(folder: Path, dag: np.ndarray, names: list[str], source: str,
@@ -129,9 +151,11 @@ def to_dot_text(drawing: Drawing) -> str:
     lines = ["digraph {", '  graph [fontname="DejaVu Sans", labelloc=t, fontsize=16, pad=0.2];',
              '  node [shape=ellipse, fontname="DejaVu Sans", fontsize=12];', '  edge [arrowsize=0.7];']
     lines.extend(f"  {dot_quote(x)};" for x in drawing.names)
-    for i, j, directed, style in drawing.edges:
+    for k, (i, j, directed, style) in enumerate(drawing.edges):
         colour, dashed, _ = STYLES[style]
         attrs = [f'color="{colour}"']
+        if drawing.widths is not None:
+            attrs.append(f"penwidth={drawing.widths[k]:.2f}")
         tail, head = (j, i) if drawing.layering[j, i] else (i, j)  # ranks follow the layering DAG
         if not directed:
             attrs.append("dir=none")
@@ -205,12 +229,12 @@ def _render_matplotlib(drawing: Drawing, paths: list[Path]) -> None:
         ax.add_patch(Ellipse((lay.x[v], lay.y[v]), widths[v], NODE_HEIGHT, facecolor="white",
                              edgecolor="black", linewidth=0.8, zorder=2))
         ax.text(lay.x[v], lay.y[v], name, ha="center", va="center", fontsize=FONT_SIZE, zorder=3)
-    for i, j, directed, style in drawing.edges:
+    for k, (i, j, directed, style) in enumerate(drawing.edges):
         colour, dashed, _ = STYLES[style]
         points = _route(lay, widths, i, j)
         ax.add_patch(FancyArrowPatch(
             path=_smooth(points), arrowstyle="-|>" if directed else "-", mutation_scale=9,
-            color=colour, linewidth=1.1, linestyle=(0, (4, 3)) if dashed else "-", zorder=1))
+            color=colour, linewidth=1.1 if drawing.widths is None else drawing.widths[k], linestyle=(0, (4, 3)) if dashed else "-", zorder=1))
     handles = [Line2D([], [], color=STYLES[s][0], linestyle="--" if STYLES[s][1] else "-",
                       label=legend_label(s, c)) for s, c in drawing.legend]
     ax.text(fig_w / 2 - left, top - 0.2, drawing.title, ha="center", va="center", fontsize=12,
