@@ -44,7 +44,7 @@ def learn(
 
     ``options`` are the run parameters of :class:`RunConfig` (``rows``, ``seed``, ``method``,
     ``test``, ``alpha``, ``max_order``, ``score``, ``ess``, ``palim``, ``solver``, ``time_limit``,
-    ``treewidth``, ...); ``stage`` stops after that stage; the stage cache lives in
+    ``treewidth``, ``bootstrap``, ``threshold``, ...); ``stage`` stops after that stage; the stage cache lives in
     ``cache_dir`` (default as for ``run.py``) unless ``use_cache`` is false. Bad options raise
     :class:`ValueError` naming the option before any work starts.
     """
