@@ -3,9 +3,13 @@
 For each network and size (own forward samples, seed 0): the number of allowed pairs, the
 recall of the true skeleton (true edges allowed / true edges) and the CPU seconds of each
 restriction (G2, alpha 0.05, the pipeline's defaults; PC order <= 1 unless ``--max-order``).
+With ``--hybrid K ...`` the whole default pipeline (PC, BDeu, palim 3, ILP) also runs with
+``--add-candidates K`` (each child's K best single parents by BDeu gain allowed beyond the PC
+skeleton; 0 = the PC skeleton alone): allowed pairs, recall, CPDAG SHD and CPU seconds.
 
     .venv/bin/python bench/recall.py
     .venv/bin/python bench/recall.py --networks hailfinder --sizes 1000 --methods pc pmms
+    .venv/bin/python bench/recall.py --hybrid 0 2 4 --methods
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,6 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from constraints.citests import CITest  # noqa: E402
 from constraints.pc import pc_skeleton  # noqa: E402
 from constraints.pmms import pmms  # noqa: E402
+from constraints.restriction import Restriction  # noqa: E402
+from pipeline.cache import StageCache  # noqa: E402
+from pipeline.config import RunConfig  # noqa: E402
+from pipeline.stages import run_stages  # noqa: E402
 from pipeline.benchmarks import load_network  # noqa: E402
 from pipeline.sampling import forward_sample  # noqa: E402
 
@@ -45,7 +54,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--networks", nargs="+", default=NETWORKS)
     ap.add_argument("--sizes", nargs="+", type=int, default=[1000, 5000])
-    ap.add_argument("--methods", nargs="+", choices=["pc", "pmms"], default=["pc"])
+    ap.add_argument("--methods", nargs="*", choices=["pc", "pmms"], default=["pc"])
+    ap.add_argument("--hybrid", nargs="*", type=int, default=[], metavar="K",
+                    help="also run the default pipeline with --add-candidates K for each K")
     ap.add_argument("--test", choices=["g2", "x2"], default="g2")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--max-order", type=int, default=1)
@@ -62,6 +73,22 @@ def main(argv=None):
                 kept = int((np.triu(allowed, 1) & truth).sum())
                 print(f"{name:<12}{n_rows:>6}{method:>8}{int(truth.sum()):>6}{int(np.triu(allowed, 1).sum()):>9}"
                       f"{kept:>6}{kept / truth.sum():>8.3f}{cpu:>8.2f}", flush=True)
+            for k in args.hybrid:
+                print(hybrid_row(name, n_rows, k, truth), flush=True)
+
+
+def hybrid_row(name: str, n_rows: int, k: int, truth: np.ndarray) -> str:
+    """One default pipeline run with ``--add-candidates k`` in a throw-away cache."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = RunConfig(network=name, rows=n_rows, add_candidates=k).validated()
+        c0 = time.process_time()
+        out = run_stages(StageCache(tmp), cfg)
+        cpu = time.process_time() - c0
+    allowed = Restriction.from_frame(out["restrict"].frames["restriction"], meta=out["restrict"].meta).allowed
+    kept = int((np.triu(allowed, 1) & truth).sum())
+    return (f"{name:<12}{n_rows:>6}{'pc+' + str(k):>8}{int(truth.sum()):>6}{int(np.triu(allowed, 1).sum()):>9}"
+            f"{kept:>6}{kept / truth.sum():>8.3f}{cpu:>8.2f}  SHD {out['evaluate'].meta['shd']}"
+            f"  {out['solve'].meta['result'].get('status')}")
 
 
 if __name__ == "__main__":

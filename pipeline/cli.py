@@ -142,6 +142,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
                      help="with --method cops: stop the cops after this many seconds and restrict to what they "
                           "found (the bag supergraph once the decomposition is done, else nothing) "
                           "(default: none)")
+    res.add_argument("--add-candidates", type=int, default=d.add_candidates, metavar="K",
+                     help="also allow each child's K best single parents by score gain beyond the CI "
+                          "skeleton, so the exact search can keep an edge the tests dropped (default 0)")
     sc = parser.add_argument_group("scores")
     sc.add_argument("--score", default=d.score, choices=SCORES, help=f"local score (default {d.score})")
     sc.add_argument("--ess", type=float, default=d.ess, help=f"BDeu equivalent sample size (default {d.ess:g})")
@@ -224,7 +227,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         test=args.test, alpha=args.alpha, max_order=args.max_order, score=args.score, ess=args.ess,
         palim=args.palim, solver=args.solver, time_limit=args.time_limit, treewidth=args.treewidth,
         sges_bound=args.sges_bound, within_bags=args.within_bags, candidates=args.candidates,
-        cops_time_limit=args.cops_time_limit, required=args.required, forbidden=args.forbidden,
+        cops_time_limit=args.cops_time_limit, add_candidates=args.add_candidates, required=args.required, forbidden=args.forbidden,
         tiers=args.tiers, scores=args.scores, missing=args.missing, budget=args.budget,
         bootstrap=args.bootstrap, threshold=args.threshold,
     ).validated()

@@ -11,7 +11,9 @@ Restriction methods: ``none``, the CI-test learners ``pc``, ``pmms``, ``mmpc``, 
 parents of largest single-parent gain of the run's score per child, for very large networks; it
 runs no CI test, so ``test``, ``alpha`` and ``max_order`` do not apply).  ``cops_time_limit``
 stops the cops-and-robbers restriction after that many seconds (it then restricts to what it
-had found).  ``required``, ``forbidden`` and ``tiers`` name expert-knowledge files
+had found).  ``add_candidates`` (K > 0) also allows, beyond a CI-test skeleton, each child's K
+parents of largest positive single-parent gain of the run's score, so that the exact optimiser
+can still choose an edge the tests dropped.  ``required``, ``forbidden`` and ``tiers`` name expert-knowledge files
 (:mod:`pipeline.knowledge`), honoured by every stage.
 
 Solvers: ``ilp`` (exact; with ``treewidth`` the exact treewidth-bounded ILP, with
@@ -66,6 +68,7 @@ class RunConfig:
     within_bags: bool = False
     candidates: int = 16
     cops_time_limit: float | None = None
+    add_candidates: int = 0
     required: str | None = None
     forbidden: str | None = None
     tiers: str | None = None
@@ -101,6 +104,10 @@ class RunConfig:
         cops_time_limit = _seconds("--cops-time-limit", self.cops_time_limit)
         if cops_time_limit is not None and self.method.lower() != "cops":
             raise ConfigError("--cops-time-limit applies to --method cops only")
+        _check_int("--add-candidates", self.add_candidates, 0)
+        if self.add_candidates and self.method.lower() in ("none", "candidates"):
+            raise ConfigError(f"--add-candidates applies to the CI-test methods (pc, pmms, mmpc, cops), "
+                              f"not --method {self.method}")
         self._check_solver_options()
         self._check_knowledge()
         threshold = self._checked_threshold()

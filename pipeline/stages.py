@@ -138,7 +138,7 @@ def restrict_params(cfg: RunConfig) -> dict[str, Any]:
         params = {"method": "cops", "test": cfg.test, "alpha": cfg.alpha}
         if cfg.cops_time_limit is not None:  # (absent when unset, as before the option existed)
             params["time_limit"] = cfg.cops_time_limit
-        return _with_knowledge(params, cfg, adjacency_only=True)
+        return _with_knowledge(_with_added_candidates(params, cfg), cfg, adjacency_only=True)
     if cfg.method == "candidates":  # no CI test: the pairwise gains of the run's score
         params: dict[str, Any] = {"method": "candidates", "candidates": cfg.candidates,
                                   "conditional": CANDIDATES_CONDITIONAL, "score": cfg.score}
@@ -146,7 +146,15 @@ def restrict_params(cfg: RunConfig) -> dict[str, Any]:
             params["ess"] = cfg.ess
         return _with_knowledge(params, cfg)  # forbidden parents take no candidate's place
     params = {"method": cfg.method, "test": cfg.test, "alpha": cfg.alpha, "max_order": cfg.max_order}
-    return _with_knowledge(params, cfg, adjacency_only=True)
+    return _with_knowledge(_with_added_candidates(params, cfg), cfg, adjacency_only=True)
+
+
+def _with_added_candidates(params: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
+    """``params`` plus ``--add-candidates`` and the score it ranks by (unchanged keys without)."""
+    if not cfg.add_candidates:
+        return params
+    return {**params, "add_candidates": cfg.add_candidates, "score": cfg.score,
+            **({"ess": cfg.ess} if cfg.score == "bdeu" else {})}
 
 
 def _with_knowledge(params: dict[str, Any], cfg: RunConfig, adjacency_only: bool = False) -> dict[str, Any]:
@@ -214,12 +222,14 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         else:
             algorithm = getattr(_module("constraints.pmms", "restrict"), cfg.method)
             restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress, **keep)
+        if cfg.add_candidates:
+            restriction, extra["n_added_by_candidates"] = _add_candidates(restriction, cfg, dataset, n_jobs, know)
         if know is not None:
             restriction = _module("pipeline.knowledge", "restrict").keep_adjacent(restriction, know.adjacent)
         meta = {**restriction.meta(), "n_pairs": n * (n - 1) // 2, **extra}
         return {"restriction": restriction.to_frame()}, meta
 
-    modules = RESTRICT_MODULES[cfg.method]
+    modules = RESTRICT_MODULES[cfg.method] + (["scores.identification"] if cfg.add_candidates else [])
     load = _imports("restrict", "constraints.citests", *modules)
 
     def prepare():
@@ -260,6 +270,18 @@ def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int,
         "children_without_candidates": int((per_child == 0).sum()),
     }
     return {"allowed": frame}, meta
+
+
+def _add_candidates(restriction, cfg: RunConfig, dataset, n_jobs: int, know=None):
+    """The CI restriction with each child's ``cfg.add_candidates`` best single parents (largest
+    positive gain of the run's score, :mod:`scores.identification`) allowed too; and how many
+    pairs that added.  Knowledge-forbidden arcs are never chosen."""
+    best = _module("scores.identification", "restrict").identify_candidates(
+        dataset.data, dataset.arities, m=cfg.add_candidates, score=cfg.score, ess=cfg.ess, conditional=0,
+        n_jobs=n_jobs, excluded=None if know is None else ~know.allowed)
+    pairs = best | best.T
+    added = int(np.triu(pairs & ~restriction.allowed, 1).sum())
+    return _module("pipeline.knowledge", "restrict").keep_adjacent(restriction, pairs), added
 
 
 def _warm_up_candidates(dataset, cfg: RunConfig) -> None:
