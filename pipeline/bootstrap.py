@@ -58,7 +58,8 @@ def learn_replicate(cfg: RunConfig, cache_root: str, cache_enabled: bool, data: 
         arts["scores"] = scores_stage(cache, cfg, arts["data"], arts["restrict"])
     arts["solve"] = solve_stage(cache, solve_config(cfg, arts), arts["data"], arts["restrict"], arts.get("scores"))
     dag = dag_of(arts["solve"])
-    return [np.flatnonzero(dag[:, c]).tolist() for c in range(dag.shape[0])], str(arts["solve"].meta["result"]["status"])
+    parents = [np.flatnonzero(dag[:, c]).tolist() for c in range(dag.shape[0])]
+    return parents, str(arts["solve"].meta["result"]["status"])
 
 
 @dataclass

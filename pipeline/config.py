@@ -130,7 +130,8 @@ class RunConfig:
         """``--bootstrap B`` (B >= 1, needs data) and ``--threshold`` in [0, 1] (needs --bootstrap)."""
         _check_int("--bootstrap", self.bootstrap, 1, none_ok=True)
         if self.bootstrap is not None and self.scores is not None:
-            raise ConfigError("--bootstrap resamples the data, and --scores FILE.jkl has none: give --network or --data")
+            raise ConfigError("--bootstrap resamples the data, and --scores FILE.jkl has none: "
+                              "give --network or --data")
         if self.threshold is None:
             return None
         threshold = _number("--threshold", self.threshold)

@@ -44,8 +44,9 @@ def learn(
 
     ``options`` are the run parameters of :class:`RunConfig` (``rows``, ``seed``, ``method``,
     ``test``, ``alpha``, ``max_order``, ``score``, ``ess``, ``palim``, ``solver``, ``time_limit``,
-    ``treewidth``, ``bootstrap``, ``threshold``, ...); ``stage`` stops after that stage; the stage cache lives in
-    ``cache_dir`` (default as for ``run.py``) unless ``use_cache`` is false. Bad options raise
+    ``treewidth``, ``bootstrap``, ``threshold``, ...); ``stage`` stops after that stage; the
+    stage cache lives in ``cache_dir`` (default as for ``run.py``) unless ``use_cache`` is false.
+    With ``bootstrap=B`` the B networks are learned in ``n_jobs`` processes. Bad options raise
     :class:`ValueError` naming the option before any work starts.
     """
     if stage not in STAGES:

@@ -234,7 +234,8 @@ def _render_matplotlib(drawing: Drawing, paths: list[Path]) -> None:
         points = _route(lay, widths, i, j)
         ax.add_patch(FancyArrowPatch(
             path=_smooth(points), arrowstyle="-|>" if directed else "-", mutation_scale=9,
-            color=colour, linewidth=1.1 if drawing.widths is None else drawing.widths[k], linestyle=(0, (4, 3)) if dashed else "-", zorder=1))
+            color=colour, linewidth=1.1 if drawing.widths is None else drawing.widths[k],
+            linestyle=(0, (4, 3)) if dashed else "-", zorder=1))
     handles = [Line2D([], [], color=STYLES[s][0], linestyle="--" if STYLES[s][1] else "-",
                       label=legend_label(s, c)) for s, c in drawing.legend]
     ax.text(fig_w / 2 - left, top - 0.2, drawing.title, ha="center", va="center", fontsize=12,

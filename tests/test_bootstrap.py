@@ -120,6 +120,21 @@ def test_pool_and_serial_bootstrap_give_identical_strengths(asia_cache, tmp_path
     np.testing.assert_array_equal(serial.direction, pooled.direction)
 
 
+def test_dask_bootstrap_matches_serial(asia_cache, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from pipeline.executors import DaskExecutor
+
+    serial = learn_boot(asia_cache)
+    cfg = hybridbn.learn("asia", rows=300, seed=1, bootstrap=3, cache_dir=asia_cache).config
+    cache = StageCache(tmp_path / "dask")
+    data = pipeline.stages.data_stage(cache, cfg)
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        on_dask = run_bootstrap(cfg, cache, data, executor=DaskExecutor(client))
+    np.testing.assert_array_equal(serial.strength, on_dask.strength)
+    np.testing.assert_array_equal(serial.averaged, on_dask.averaged)
+
+
 def test_resamples_depend_on_the_seed(tmp_path):
     cfg = hybridbn.learn("asia", rows=200, seed=0, cache_dir=tmp_path, stage="data").config
     from dataclasses import replace
