@@ -106,6 +106,30 @@ def test_ctrl_c_in_a_grid_job_caches_no_job_and_exits_130(alarm_cache, tmp_path)
     assert not (tmp_path / "out" / "grid-g" / "results.parquet").exists()
 
 
+def test_ctrl_c_of_a_parallel_grid_stops_it_and_caches_no_interrupted_job(alarm_cache, tmp_path):
+    """Ctrl-C in a terminal reaches the whole process group: the runner and its -j 2 workers."""
+    cache = copy_cache(alarm_cache, tmp_path / "cache")
+    grid = tmp_path / "g.toml"
+    grid.write_text('networks = ["alarm"]\nrows = 5000\nmethods = ["none"]\npalims = [2, 3]\nbaseline = false\n')
+    proc = subprocess.Popen(command(["grid", grid, "--quiet", "-j", "2"], cache, tmp_path / "out"), cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(manifests(cache, "scores")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(manifests(cache, "scores")) == 2, "the jobs never reached their solves"
+        time.sleep(4.0)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    solved = [json.loads(p.read_text())["meta"]["result"]["status"] for p in manifests(cache, "solve")]
+    assert "userinterrupt" not in solved  # a job whose solve finished first may be cached, as final
+    assert len(manifests(cache, "job")) <= solved.count("optimal")
+
+
 # ------------------------------------------------------------------ 2. time-limited results
 
 def test_time_limited_result_is_cached_with_its_status_and_a_larger_limit_continues(alarm_cache, tmp_path):
