@@ -370,6 +370,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `run.py --list-networks | head`
         sys.stdout = open(os.devnull, "w")
         return 0
+    except StageInterrupted as exc:  # e.g. in a grid job (a single run reports it in cmd_run)
+        print(f"interrupted in the {exc.artifact.stage} stage: its result is not cached; re-run the same "
+              "command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         print("interrupted: finished stages are cached; re-run the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
