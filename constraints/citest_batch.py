@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from contextlib import contextmanager
 
 import numba
@@ -47,18 +48,33 @@ def _chdtrc_c():
 CHDTRC = _chdtrc_c()
 
 
+_threads = threading.local()  # kernel threads of the calling thread (1: the serial kernels)
+
+
 @contextmanager
 def compute_threads(n_jobs: int):
-    """Run the kernels inside on ``n_jobs`` threads (-1: all cores, capped by numba's pool)."""
+    """Run the kernels inside on ``n_jobs`` threads (-1: all cores, capped by numba's pool).
+
+    With one thread the serial kernels run and numba's threading layer is never started (a
+    started OpenMP layer makes forked worker processes abort)."""
     wanted = (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
     if wanted < 1:
         raise ValueError(f"n_jobs must be >= 1 or -1, got {n_jobs}")
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(wanted, numba.config.NUMBA_NUM_THREADS))
+    wanted = min(wanted, numba.config.NUMBA_NUM_THREADS)
+    outer = getattr(_threads, "n", 1)
+    _threads.n = wanted
     try:
-        yield
+        if wanted > 1:
+            before = numba.get_num_threads()
+            numba.set_num_threads(wanted)
+            try:
+                yield
+            finally:
+                numba.set_num_threads(before)
+        else:
+            yield
     finally:
-        numba.set_num_threads(before)
+        _threads.n = outer
 
 
 class TestSettings:
@@ -313,7 +329,7 @@ def pc_level(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, a
     indptr = np.concatenate([[0], np.cumsum(A.sum(1))]).astype(np.int64)
     indices = np.nonzero(A)[1].astype(np.int64)  # row-major: each row's neighbours sorted
     us, vs = (np.ascontiguousarray(p, dtype=np.int64) for p in pairs)
-    kernel = _pc_level_threads if numba.get_num_threads() > 1 else _pc_level_serial
+    kernel = _pc_level_threads if getattr(_threads, "n", 1) > 1 else _pc_level_serial
     return kernel(us, vs, int(level), float(alpha), indptr, indices, *settings.args())
 
 
