@@ -10,6 +10,10 @@ last, so their line bounds the memory of the andes table).
     .venv/bin/python bench/scores.py                # everything (several minutes)
     .venv/bin/python bench/scores.py --quick        # alarm only, small pgmpy sample
     .venv/bin/python bench/scores.py --no-peers --totals andes:5000:bdeu
+    .venv/bin/python bench/scores.py --no-peers --palim 4 --totals hepar2:1000:bic   # larger limits
+
+Each case also prints the enumeration counters: sets generated (every proper subset alive),
+scored (counted), kept, never generated (a subset was cut by a bound), and what each bound cut.
 """
 
 from __future__ import annotations
@@ -38,9 +42,9 @@ PEER_CASES = [(net, n, s) for net in ("alarm", "hepar2") for n in (1000, 5000) f
 TOTAL_CASES = ["hailfinder:5000:bdeu", "barley:5000:bdeu", "andes:1000:bdeu", "andes:5000:bdeu"]
 
 
-def run_ours(data, arities, score, n_jobs):
+def run_ours(data, arities, score, n_jobs, palim=3):
     cpu, wall = time.process_time(), time.perf_counter()
-    table = build_score_table(data, arities, score, ess=1.0, palim=3, n_jobs=n_jobs)
+    table = build_score_table(data, arities, score, ess=1.0, palim=palim, n_jobs=n_jobs)
     return table, time.perf_counter() - wall, time.process_time() - cpu
 
 
@@ -71,7 +75,10 @@ def describe(table, wall, cpu):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     return (f"wall {wall:7.2f} s  cpu {cpu:7.2f} s  scored {c['scored']:>11,d}  "
             f"{c['scored'] / wall:>12,.0f} fam/s  sets {c['total']:>11,d} -> kept {c['kept']:>7,d}  "
-            f"peak RSS so far {peak:,.0f} MiB")
+            f"peak RSS so far {peak:,.0f} MiB\n{'':>22}generated {c['generated']:,d}, never generated "
+            f"{c['not_generated']:,d}, cut before counting: upper bound {c['pruned_upper_bound']:,d}, penalty "
+            f"{c['pruned_penalty_bound']:,d}, theorem 1 {c['pruned_theorem1']:,d}, entropy {c['pruned_entropy']:,d}; "
+            f"after counting: BDeu bound {c['pruned_bdeu_bound']:,d}, not expanded {c['not_expanded']:,d}")
 
 
 def main() -> None:
@@ -80,6 +87,8 @@ def main() -> None:
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--pgmpy-sample", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--palim", type=lambda v: None if v == "none" else int(v), default=3,
+                        help="parent limit of the --totals cases, or 'none' (default 3)")
     parser.add_argument("--no-peers", action="store_true", help="skip the alarm/hepar2 cases against pgmpy")
     parser.add_argument("--totals", nargs="*", default=TOTAL_CASES, metavar="NET:N:SCORE",
                         help="cases timed without pgmpy (default: %(default)s)")
@@ -105,7 +114,7 @@ def main() -> None:
             name, n_rows, score = case.split(":")
             n_rows = int(n_rows)
             ds = forward_sample(load_network(name), n_rows, args.seed)
-            table, wall, cpu = run_ours(ds.data, ds.arities, score, args.n_jobs)
+            table, wall, cpu = run_ours(ds.data, ds.arities, score, args.n_jobs, args.palim)
             print(f"{name:>10} N={n_rows:<5} {score:>4}  {describe(table, wall, cpu)}")
     print(f"load average at end {os.getloadavg()}")
 
