@@ -81,19 +81,26 @@ def comparison_drawing(dag: np.ndarray, truth: np.ndarray, names: list[str], tit
     return Drawing(list(names), edges, truth, title, counts)
 
 
-MAX_WIDTH = 5.0
+MAX_WIDTH = 4.0
 """Line width in points of an arc of strength 1 in :func:`strength_drawing`."""
 
 
 def strength_drawing(pdag: np.ndarray, strength: np.ndarray, names: list[str], title: str) -> Drawing:
     """A PDAG (the averaged network) with each edge ``MAX_WIDTH * strength`` points wide, laid
-    out along its directed part (acyclic)."""
+    out along a DAG extending it (Dor & Tarsi 1992), or along its directed part when none exists."""
+    from graphs._checks import GraphError
     from graphs.export import edge_list
+    from graphs.pdag import pdag_to_dag
+
+    try:
+        layering = pdag_to_dag(pdag)
+    except GraphError:
+        layering = pdag & ~pdag.T  # acyclic (graphs.averaging.averaged_network)
 
     edges = [(i, j, d, "arc" if d else "edge") for i, j, d in edge_list(pdag)]
     n_directed = sum(d for _, _, d, _ in edges)
     widths = tuple(max(0.3, MAX_WIDTH * float(strength[i, j])) for i, j, _, _ in edges)
-    return Drawing(list(names), edges, pdag & ~pdag.T, f"{title}; width: strength",
+    return Drawing(list(names), edges, layering, f"{title}; width: strength",
                    [("arc", n_directed), ("edge", len(edges) - n_directed)], widths)
 
 

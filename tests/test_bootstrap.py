@@ -209,3 +209,15 @@ def test_bootstrap_of_a_score_file_is_refused(capsys, tmp_path):
         hybridbn.learn("asia", bootstrap=0)
     with pytest.raises(ValueError, match="--threshold"):
         hybridbn.learn("asia", bootstrap=2, threshold=2)
+
+
+def test_averaged_drawing_widths_follow_strength():
+    from pipeline.pictures import MAX_WIDTH, strength_drawing, to_dot_text
+
+    P = pdag(3, [(0, 1)], [(1, 2)])
+    strength = np.array([[0, 1.0, 0], [1.0, 0, 0.5], [0, 0.5, 0]])
+    drawing = strength_drawing(P, strength, ["a", "b", "c"], "t")
+    widths = dict(zip([(i, j) for i, j, *_ in drawing.edges], drawing.widths))
+    assert widths == {(0, 1): MAX_WIDTH, (1, 2): MAX_WIDTH / 2}
+    assert [s for *_, s in drawing.edges] == ["arc", "edge"] and drawing.legend == [("arc", 1), ("edge", 1)]
+    assert f"penwidth={MAX_WIDTH:.2f}" in to_dot_text(drawing)
