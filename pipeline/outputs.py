@@ -96,10 +96,10 @@ def write_outputs(
             put("model.txt", lambda p: p.write_text(model))
         if network is not None:
             put("network.bif", lambda p: write_bif(network, p))
-        if folder.is_dir():  # drawings are fixed by the folder's name: keep them rather than redraw
-            for old in folder.iterdir():
-                if old.suffix.lstrip(".") in FORMATS:
-                    put(old.name, lambda p, old=old: shutil.copy2(old, p))
+        if folder.is_dir():  # the drawings are fixed by the folder's name: keep them rather than redraw
+            for name in (f"{stem}.{fmt}" for stem in ("network", "comparison") for fmt in FORMATS):
+                if (folder / name).is_file():
+                    put(name, lambda p, old=folder / name: shutil.copy2(old, p))
         write_pictures(staging, dag, names, cfg.source_name, None if truth is None else lambda: true_dag(truth))
         for writer in extra_writers:
             writer(staging)
