@@ -12,10 +12,12 @@ upper bound its subsets give on their supersets, hence on it). Rules, in order
   hereditary, so a dominated set stays alive and its supersets are still generated.
 * inherited bound: skip ``W`` unscored when ``lub <= bss`` (then ``W`` and its supersets are
   dominated).
-* R1 BDeu (de Campos & Ji 2011 in GOBNILP's form, no ESS condition): ``BDeu(W') <= -q+(W') log r``
-  with ``q+`` the observed parent configurations, non-decreasing for supersets; so once counted,
-  ``W`` is dropped with all supersets when ``-q+(W) log r <= bss``, and ``-q+(W) log r`` bounds
-  every superset of ``W``.
+* R1 BDeu (de Campos & Ji 2011; GOBNILP's form ``BDeu(W') <= -q+(W') log r``, no ESS condition),
+  tightened to ``BDeu(W') <= -nz(W') log r`` with ``nz`` the non-zero cells ``n_ijk``: in the
+  sequential form of BDeu each row is predicted with probability ``(n_ijk^<t + a/r) / (t + a)``,
+  at most ``1/r`` for the first row of each observed cell and at most 1 otherwise. ``nz`` (like
+  ``q+ <= nz``) never decreases for supersets; so once counted, ``W`` is dropped with all
+  supersets when ``-nz(W) log r <= bss``, and ``-nz(W) log r`` bounds every superset of ``W``.
 * R3 penalty bound for BIC/AIC: ``LL <= 0`` gives ``s(W') <= -c (r-1) q(W')``, known before
   counting; ``W`` and all supersets are dropped when it is ``<= bss``, and ``-c (r-1) q(W) r_min``
   bounds the proper supersets of ``W``. With ``W = ∅`` this is the automatic ``O(log N)`` parent
@@ -286,7 +288,7 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
     out_scores[0] = s0
     n_out = 1
     if code == BDEU:
-        ub0 = -nq * log_r
+        ub0 = -nc * log_r
     elif penalised:
         ub0 = -c * q_req * r_min
     else:
@@ -436,7 +438,7 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                                 grouped_ready = True
                             nc, nq = count_grouped(order, starts, q_s, cols[pool[y]], r_y, xcol, r, gscratch, touched,
                                                    cells, configs)
-                if prune and code == BDEU and -nq * log_r < bss - margin:
+                if prune and code == BDEU and -nc * log_r < bss - margin:
                     stats[_BDEU] += 1
                     continue
                 s_key = q_w if code == BDEU else 1.0
@@ -468,7 +470,7 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                 best = max(s, bss)
                 ub = lub
                 if code == BDEU:
-                    ub = min(ub, -nq * log_r)
+                    ub = min(ub, -nc * log_r)
                 elif penalised:
                     ub = min(ub, -c * q_w * r_min)
                 if prune and ub < best - TOL * (1.0 + abs(best)):
