@@ -23,7 +23,7 @@ from graphs.dag import find_cycle
 from ilp.cluster_cuts import ClusterConshdlr
 from ilp.heuristics import SinksHeur, sinks_dag
 from ilp.model import FamilyModel, build_model
-from ilp.portfolio import DP_MAX_VARS, solve_by_dp
+from ilp.portfolio import DP_MAX_VARS, solve_by_dp, use_dp
 from ilp.problem import ILPInfeasibleError, ILPInputError, build_problem
 from ilp.result import ILPResult
 from scores.table import ScoreTable
@@ -141,13 +141,13 @@ def solve_ilp(
     :class:`ILPSolveError` if SCIP stopped before finding any DAG.
 
     Problems of at most ``dp_max_vars`` variables (and no ``extend``) are solved exactly by the
-    dynamic programme of :mod:`ilp.portfolio` instead of SCIP (``0``: always SCIP); the SCIP
-    options then have no effect.
+    dynamic programme of :mod:`ilp.portfolio` instead of SCIP when its rule says the DP is the
+    cheaper (``0``: always SCIP); the SCIP options then have no effect.
     """
     t0 = time.perf_counter()
     _check_options(time_limit, threads, seed, subip_time_limit)
     problem = build_problem(table, required_arcs=required_arcs, forbidden_arcs=forbidden_arcs, palim=palim)
-    if extend is None and problem.n <= dp_max_vars:
+    if extend is None and use_dp(problem, dp_max_vars):
         return solve_by_dp(problem, table, t0)
     fm = build_model(problem, arc_vars=arc_vars, set_packing=set_packing, cluster_3=cluster_3)
     model = fm.model

@@ -123,3 +123,14 @@ def test_portfolio_threshold_picks_the_route(seed):
     assert dp.objective == pytest.approx(ip.objective, rel=1e-9)
     assert dp.dual_bound == dp.objective and dp.gap == 0.0
     _check_result(table, dp)
+
+
+def test_portfolio_rule_above_16_variables_depends_on_the_table_size():
+    """17 variables: a small table stays with SCIP, a large one goes to the DP; both exact."""
+    small, large = random_table(17, 1, palim=1), random_table(17, 2, palim=2, keep=0.6)
+    assert small.n_candidates < 1000 <= large.n_candidates
+    for table, method in ((small, "ilp"), (large, "exact_dp")):
+        res = solve_ilp(table)
+        assert res.stats["method"] == method
+        assert res.objective == pytest.approx(exact_optimum(table)[0], rel=1e-9)
+        _check_result(table, res)
