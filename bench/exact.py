@@ -64,6 +64,10 @@ def instance_data(network: str, n_rows: int) -> tuple[np.ndarray, np.ndarray, li
 CPU_CLOCK = {"timing/clocktype": 1}
 """Both solvers' time limits count CPU seconds (the machine may be shared)."""
 
+WALL_GUARD = 10
+"""A run is killed after this many times its (CPU) time limit in wall seconds, plus 10 minutes:
+on a loaded machine the CPU limit is reached long after as many wall seconds."""
+
 
 # -- the project's solver (run in a child process) -----------------------------------------------
 def run_ours(case: dict) -> dict:
@@ -91,7 +95,8 @@ def run_ours(case: dict) -> dict:
 
 def measured(cmd: list[str], cwd: Path, timeout: float) -> tuple[int, str, str, float, float]:
     """Run ``cmd``: exit status, stdout, stderr, CPU seconds (user + system) and peak RSS in MB
-    of that process alone (``os.wait4``); killed after ``timeout`` wall seconds."""
+    of that process alone (``os.wait4``); killed after ``timeout`` wall seconds (exit status
+    ``-9``)."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, cwd=cwd)
         deadline = time.monotonic() + timeout
@@ -112,9 +117,10 @@ def measured(cmd: list[str], cwd: Path, timeout: float) -> tuple[int, str, str, 
 def child_process(case: dict) -> dict:
     """Run :func:`run_ours` in a fresh interpreter; add whole-process CPU and peak memory."""
     rc, out, err, cpu, rss = measured([sys.executable, __file__, "--case", json.dumps(case)],
-                                      ROOT, case["time_limit"] + 600)
+                                      ROOT, WALL_GUARD * case["time_limit"] + 600)
     if rc != 0:
-        return {"status": "error", "error": err.strip().splitlines()[-1:], "total_cpu": cpu}
+        status = "killed" if rc == -9 else "error"
+        return {"status": status, "error": err.strip().splitlines()[-1:], "total_cpu": cpu}
     row = json.loads(out.strip().splitlines()[-1])
     row.update(total_cpu=cpu, rss_MB=rss)
     return row
@@ -178,7 +184,7 @@ def run_gobnilp(binary: str, case: dict) -> dict:
         (tmp / "run.set").write_text("\n".join(settings) + "\n")
         _, out, err, cpu, rss = measured(
             [binary, f"-g={tmp / 'run.set'}", "-v=5", str(tmp / "data.dat")], tmp,
-            case["time_limit"] + 600)
+            WALL_GUARD * case["time_limit"] + 600)
     row = parse_gobnilp(out + err)
     row.update(total_cpu=cpu, rss_MB=rss)
     return row
