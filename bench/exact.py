@@ -243,7 +243,7 @@ def main() -> None:
                        "palim": 3, "time_limit": 60, "warmup": True})
     print(" ".join(f"{c:>11}" for c in COLUMNS), flush=True)
     print("(total_cpu, rss_MB: the whole process; same: parent-set counts / optima agree; "
-          "GOBNILP's score_cpu and solve_cpu are its own wall-clock reports; "
+          "GOBNILP's score_cpu is its own report (wall clock), its solve_cpu SCIP's; "
           "cpu_ratio = ours / GOBNILP total_cpu)", flush=True)
     for network in args.networks:
         for n_rows in args.rows:
