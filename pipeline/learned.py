@@ -188,13 +188,15 @@ class LearnResult:
     def write_scores(self, path: str | Path) -> Path:
         """Export the scores stage's table as a ``.jkl`` file (GOBNILP / BLIP format; by name when
         every name is a single token, else by index; gzip when the name ends in ``.gz``)."""
-        from scores.jkl import name_writable, write_jkl
+        from scores.jkl import jkl_bytes, name_writable
 
+        from .atomic import replace_file
         from .stages import table_of
 
+        path = Path(path)
         table = table_of(self._stage("scores"), self.names)
-        write_jkl(table, path, use_names=all(map(name_writable, self.names)))
-        return Path(path)
+        data = jkl_bytes(table, use_names=all(map(name_writable, self.names)), compress=path.suffix == ".gz")
+        return replace_file(path, lambda tmp: tmp.write_bytes(data))
 
     def _stage(self, name: str) -> Artifact:
         try:

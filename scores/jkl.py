@@ -34,6 +34,13 @@ class JKLError(ValueError):
 
 def write_jkl(table: ScoreTable, path: str | Path, use_names: bool = False) -> None:
     """Write ``table`` to ``path`` (children by index, or by name with ``use_names``)."""
+    path = Path(path)
+    path.write_bytes(jkl_bytes(table, use_names, compress=path.suffix == ".gz"))
+    logger.debug("wrote %d families of %d variables to %s", table.n_candidates, table.n_vars, path)
+
+
+def jkl_bytes(table: ScoreTable, use_names: bool = False, compress: bool = False) -> bytes:
+    """The ``.jkl`` text of ``table`` as bytes, gzip-compressed with ``compress``."""
     if use_names:
         if table.names is None:
             raise JKLError("use_names=True needs a table with variable names")
@@ -48,8 +55,8 @@ def write_jkl(table: ScoreTable, path: str | Path, use_names: bool = False) -> N
         lines.append(f"{label[v]} {len(fam)}")
         for ps, score in sorted(fam.items(), key=lambda item: -item[1]):
             lines.append(" ".join([repr(float(score)), str(len(ps)), *(label[p] for p in ps)]))
-    _write_text(path, "\n".join(lines) + "\n")
-    logger.debug("wrote %d families of %d variables to %s", table.n_candidates, table.n_vars, path)
+    data = ("\n".join(lines) + "\n").encode()
+    return gzip.compress(data) if compress else data
 
 
 def name_writable(name: str) -> bool:
@@ -133,15 +140,6 @@ def _read_text(path: str | Path) -> str:
         return path.read_text()
     except (OSError, UnicodeDecodeError) as exc:  # e.g. not gzip, or binary
         raise JKLError(f"{path}: cannot read as a .jkl text file: {exc}") from None
-
-
-def _write_text(path: str | Path, text: str) -> None:
-    path = Path(path)
-    if path.suffix == ".gz":
-        with gzip.open(path, "wt") as handle:
-            handle.write(text)
-    else:
-        path.write_text(text)
 
 
 def _fail(no: int, message: str):

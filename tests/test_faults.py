@@ -221,6 +221,29 @@ def test_full_disk_in_the_cache_is_a_one_line_error_naming_the_cache(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+SCORES_UNDER_LIMIT = """
+import resource, sys
+from hybridbn import learn
+from pipeline.atomic import WriteError
+result = learn("asia", rows=500, method="none", cache_dir=sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+try:
+    result.write_scores(sys.argv[2])
+except WriteError as exc:
+    sys.exit(str(exc))
+"""
+
+
+def test_full_disk_while_exporting_scores_keeps_the_previous_file_and_names_it(tmp_path):
+    target = tmp_path / "asia.jkl"
+    target.write_text("previous\n")
+    done = subprocess.run([sys.executable, "-c", SCORES_UNDER_LIMIT, str(tmp_path / "cache"), str(target)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.stderr.strip().endswith(f"cannot write {target}: File too large"), done.stderr
+    assert target.read_text() == "previous\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name != "cache"] == ["asia.jkl"]
+
+
 # ------------------------------------------------------------------- 5. atomic grid tables
 
 def test_failed_grid_rerun_keeps_the_previous_results_tables(tmp_path):
