@@ -1,0 +1,384 @@
+"""Accuracy against peers: CPDAG SHD, skeleton F1 and seconds of our settings and of pgmpy,
+causal-learn, pyAgrum (and R's bnlearn where installed) on the same forward samples.
+
+For every network x rows x sampling seed, one sample is drawn (``forward_sample``) and given to
+every learner: our pipeline through ``hybridbn.learn`` (one setting per ``--ours`` entry, stage
+cache in ``<out>/cache``) and each peer of ``bench/peer_learners.py``. SHD is between the CPDAG of
+the learned graph (a PDAG as returned by PC/GES-type peers) and the true CPDAG; F1 is of the
+skeleton. Seconds are wall seconds of the learning call (ours: the stages as first computed, so a
+cached rerun reports the original time). Every learner runs in a worker process killed after
+``--limit`` seconds; a learner that times out or fails on a network is recorded as such and
+skipped for that network's later cases. Rows go to ``<out>/results.csv`` as they come (a rerun
+skips the cases already there), and ``<out>/summary.md`` and ``<out>/accuracy.png`` are written
+at the end.
+
+    .venv/bin/python bench/accuracy.py --networks asia alarm --rows 1000 --seeds 1 --limit 30
+    .venv/bin/python bench/accuracy.py                       # 8 networks x 1000, 5000 rows x 5 seeds
+    .venv/bin/python bench/accuracy.py --ours default palim=4 score=bic,palim=4 --peers "pyAgrum GHC"
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from graphs.metrics import shd, skeleton_scores  # noqa: E402
+from graphs.pdag import dag_to_cpdag  # noqa: E402
+from peer_learners import PEERS, Sample, unavailable  # noqa: E402
+from pipeline.benchmarks import load_network  # noqa: E402
+from pipeline.config import RunConfig  # noqa: E402
+from pipeline.sampling import forward_sample  # noqa: E402
+
+NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
+OURS = ["default", "palim=4", "score=bic", "method=pmms", "method=candidates"]
+FIELDS = ["network", "rows", "seed", "learner", "status", "shd", "f1", "precision", "recall", "seconds"]
+LEARN_STAGES = ("data", "restrict", "scores", "solve")
+STARTUP_GRACE = 120.0  # seconds a new worker may spend importing and warming up
+
+
+# ----------------------------------------------------------------------------- settings
+def parse_setting(spec: str) -> dict[str, object]:
+    """``default`` or ``key=value,key=value`` (RunConfig names) -> learn() options."""
+    if spec == "default":
+        return {}
+    options: dict[str, object] = {}
+    for item in spec.split(","):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--ours: {item!r} is not key=value")
+        options[key.strip()] = _value(value.strip())
+    return options
+
+
+def _value(text: str) -> object:
+    if text.lower() == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def ours_label(spec: str) -> str:
+    return f"ours {spec}"
+
+
+def check_settings(specs: list[str]) -> dict[str, dict[str, object]]:
+    """Validate every ``--ours`` setting before any work (unknown options name themselves)."""
+    fields = set(RunConfig.__dataclass_fields__)
+    settings = {}
+    for spec in specs:
+        options = parse_setting(spec)
+        unknown = sorted(set(options) - fields)
+        if unknown:
+            raise SystemExit(f"--ours: option {unknown[0]!r} is not a run option of this version")
+        RunConfig(network="asia", **options).validated()
+        settings[ours_label(spec)] = options
+    return settings
+
+
+# ------------------------------------------------------------------------------ worker
+def _serve(conn, warm_up: bool) -> None:
+    """Worker loop: receive (learner, options, sample, cache), send (status, P, seconds)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    if warm_up:  # compile our kernels outside the timed calls
+        import hybridbn
+
+        hybridbn.learn("asia", rows=200, use_cache=False)
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        learner, options, sample, cache = task
+        start = time.perf_counter()
+        try:
+            if options is None:
+                P = PEERS[learner][1](sample)
+                seconds = time.perf_counter() - start
+            else:
+                P, seconds = _learn_ours(sample, options, cache)
+            conn.send(("ok", P, seconds))
+        except Exception as exc:  # a failing learner is a result, not a crash
+            conn.send((f"failed: {type(exc).__name__}: {str(exc)[:60]}", None, time.perf_counter() - start))
+
+
+def _learn_ours(sample: Sample, options: dict, cache: str) -> tuple[np.ndarray, float]:
+    import hybridbn
+
+    result = hybridbn.learn(sample.frame, cache_dir=cache, stage="solve", **options)
+    return dag_to_cpdag(result.adjacency), sum(result.times.get(s, 0.0) for s in LEARN_STAGES)
+
+
+class Watchdog:
+    """A worker process that runs one learner call at a time and is killed after ``limit`` s."""
+
+    def __init__(self, limit: float, warm_up: bool):
+        self.limit, self.warm_up = limit, warm_up
+        self._start()
+
+    def _start(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, self.warm_up), daemon=True)
+        self.proc.start()
+        self.fresh = True  # the first call also waits for the worker's imports and warm-up
+
+    def _restart(self) -> None:
+        self.proc.kill()
+        self.proc.join()
+        self._start()
+
+    def call(self, learner: str, options, sample: Sample, cache: str) -> tuple[str, np.ndarray | None, float]:
+        self.conn.send((learner, options, sample, cache))
+        if not self.conn.poll(self.limit + (STARTUP_GRACE if self.fresh else 0)):
+            self._restart()
+            return f"timeout > {self.limit:g} s", None, float("nan")
+        self.fresh = False
+        try:
+            return self.conn.recv()
+        except EOFError:
+            self._restart()
+            return "failed: worker died", None, float("nan")
+
+    def close(self) -> None:
+        self.conn.send(None)
+        self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.kill()
+
+
+# ------------------------------------------------------------------------------ bench
+def draw(network, rows: int, seed: int) -> Sample:
+    data = forward_sample(network, rows, seed=seed)
+    frame = pd.DataFrame({name: np.asarray(states, dtype=object)[data.data[:, v]]
+                          for v, (name, states) in enumerate(zip(data.names, data.states))})
+    return Sample(codes=np.asarray(data.data), frame=frame)
+
+
+def measure(P: np.ndarray, truth_cpdag: np.ndarray) -> dict[str, float]:
+    s = skeleton_scores(P, truth_cpdag)
+    return {"shd": shd(P, truth_cpdag), "f1": s["f1"], "precision": s["precision"], "recall": s["recall"]}
+
+
+def run(args, settings: dict[str, dict], peers: list[str], out: Path) -> pd.DataFrame:
+    path = out / "results.csv"
+    done = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=FIELDS)
+    seen = set(zip(done["network"], done["rows"], done["seed"], done["learner"]))
+    given_up = {(r.learner, r.network) for r in done.itertuples()
+                if r.status.startswith(("timeout", "failed", "skipped"))}
+    missing = {p: unavailable(p) for p in peers}
+    ours, theirs = Watchdog(args.limit, warm_up=True), Watchdog(args.limit, warm_up=False)
+    cache = str(out / "cache")
+    try:
+        for name in args.networks:
+            net = load_network(name)
+            truth = dag_to_cpdag(net.adjacency)
+            for rows in args.rows:
+                for seed in range(args.seeds):
+                    sample = None
+                    for learner in [*settings, *peers]:
+                        if (name, rows, seed, learner) in seen:
+                            continue
+                        sample = sample or draw(net, rows, seed)
+                        row = {"network": name, "rows": rows, "seed": seed, "learner": learner}
+                        if missing.get(learner):
+                            row["status"] = missing[learner]
+                        elif (learner, name) in given_up:
+                            row["status"] = "skipped (timed out or failed on a smaller case)"
+                        else:
+                            worker, options = (ours, settings[learner]) if learner in settings else (theirs, None)
+                            status, P, seconds = worker.call(learner, options, sample, cache)
+                            row.update(status=status, seconds=seconds)
+                            if P is not None:
+                                row.update(measure(P, truth))
+                            else:
+                                given_up.add((learner, name))
+                        print(_line(row), flush=True)
+                        pd.DataFrame([row], columns=FIELDS).to_csv(path, mode="a", header=not path.exists(),
+                                                                   index=False)
+    finally:
+        ours.close()
+        theirs.close()
+    return pd.read_csv(path)
+
+
+def _line(row: dict) -> str:
+    if row.get("shd") is None or row["status"] != "ok":
+        return f"{row['network']:<11}{row['rows']:>6}{row['seed']:>3}  {row['learner']:<24}{row['status']}"
+    return (f"{row['network']:<11}{row['rows']:>6}{row['seed']:>3}  {row['learner']:<24}"
+            f"SHD {row['shd']:>4}  F1 {row['f1']:.3f}  {row['seconds']:8.2f} s")
+
+
+# ---------------------------------------------------------------------------- summary
+def summarise(results: pd.DataFrame, networks: list[str], learners: list[str]) -> pd.DataFrame:
+    """Mean SHD / F1 / seconds per learner and case over the seeds that finished, with counts."""
+    ok = results[results["status"] == "ok"]
+    agg = ok.groupby(["network", "rows", "learner"]).agg(
+        shd=("shd", "mean"), f1=("f1", "mean"), seconds=("seconds", "mean"), seeds=("seed", "nunique"))
+    tried = results.groupby(["network", "rows", "learner"])["seed"].nunique().rename("tried")
+    table = agg.join(tried, how="right").reset_index()
+    order = {n: k for k, n in enumerate(networks)}
+    rank = {n: k for k, n in enumerate(learners)}
+    return table.sort_values(["network", "rows", "learner"],
+                             key=lambda c: c.map(order) if c.name == "network" else
+                             c.map(rank) if c.name == "learner" else c).reset_index(drop=True)
+
+
+def headline(table: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
+    """Per case: our default, our best setting, the best peer (mean SHD over the seeds)."""
+    rows = []
+    for (net, n), g in table.groupby(["network", "rows"], sort=False):
+        g = g.dropna(subset=["shd"])
+        mine = g[g["learner"].isin(settings)]
+        peers = g[~g["learner"].isin(settings)]
+        default = mine[mine["learner"] == settings[0]]
+        best = mine.loc[mine["shd"].idxmin()] if len(mine) else None
+        peer = peers.loc[peers["shd"].idxmin()] if len(peers) else None
+        rows.append({
+            "case": f"{net} {n}",
+            settings[0]: default["shd"].iloc[0] if len(default) else np.nan,
+            "ours best": best["shd"] if best is not None else np.nan,
+            "ours best setting": best["learner"].removeprefix("ours ") if best is not None else "",
+            "best peer": peer["shd"] if peer is not None else np.nan,
+            "best peer name": peer["learner"] if peer is not None else "",
+            "seeds": int(g["seeds"].min()) if len(g) else 0,
+        })
+    return pd.DataFrame(rows)
+
+
+def markdown(frame: pd.DataFrame, digits: int = 1) -> str:
+    cells = frame.map(lambda x: f"{x:.{digits}f}" if isinstance(x, float) and not np.isnan(x) else
+                      "-" if isinstance(x, float) else str(x))
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(r) + " |" for r in cells.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def pivot(table: pd.DataFrame, value: str, learners: list[str]) -> pd.DataFrame:
+    table = table.assign(case=table["network"] + " " + table["rows"].astype(str))
+    wide = table.pivot(index="learner", columns="case", values=value)
+    cases = list(dict.fromkeys(table["case"]))
+    return wide.reindex(index=[x for x in learners if x in wide.index], columns=cases).reset_index()
+
+
+def figure(table: pd.DataFrame, settings: list[str], path: Path) -> Path:
+    """Mean SHD and seconds per case: our settings in colour, peers in grey shades."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = sorted(table["rows"].unique())
+    fig, axes = plt.subplots(2, len(sizes), figsize=(7 * len(sizes), 8), squeeze=False)
+    learners = list(dict.fromkeys(table["learner"]))
+    peers = [x for x in learners if x not in settings]
+    markers = "osD^vP*Xhp<>"
+    for col, n in enumerate(sizes):
+        sub = table[table["rows"] == n]
+        nets = list(dict.fromkeys(sub["network"]))
+        for k, learner in enumerate(learners):
+            g = sub[sub["learner"] == learner].set_index("network").reindex(nets)
+            x = np.arange(len(nets)) + (k - len(learners) / 2) * 0.03
+            if learner in settings:
+                style = {"color": f"C{settings.index(learner) % 10}", "marker": "o", "markersize": 7}
+            else:
+                shade = 0.15 + 0.6 * peers.index(learner) / max(len(peers), 1)
+                style = {"color": str(shade), "marker": markers[peers.index(learner) % len(markers)],
+                         "markersize": 5, "fillstyle": "none"}
+            for row, value in ((0, "shd"), (1, "seconds")):
+                axes[row, col].plot(x, g[value], linestyle="none", label=learner, **style)
+        for row, title in ((0, "mean SHD (CPDAG)"), (1, "seconds per run (loaded machine)")):
+            ax = axes[row, col]
+            ax.set_xticks(range(len(nets)), nets, rotation=30)
+            ax.set_title(f"{title}, N={n}")
+            ax.grid(alpha=0.3)
+        axes[0, col].set_yscale("symlog", linthresh=10)
+        axes[1, col].set_yscale("log")
+    axes[0, -1].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def report(results: pd.DataFrame, args, settings: list[str], peers: list[str], out: Path) -> str:
+    learners = [*settings, *peers]
+    table = summarise(results[results["learner"].isin(learners)], args.networks, learners)
+    head = headline(table, settings)
+    parts = [
+        "## Headline: mean CPDAG SHD per case",
+        markdown(head),
+        "## Mean SHD (CPDAG) per learner and case",
+        markdown(pivot(table, "shd", learners)),
+        "## Mean skeleton F1",
+        markdown(pivot(table, "f1", learners), digits=3),
+        "## Mean seconds (wall, loaded machine)",
+        markdown(pivot(table, "seconds", learners), digits=2),
+        "## Seeds finished / tried",
+        markdown(pivot(table.assign(done=table["seeds"].fillna(0).astype(int).astype(str) + "/"
+                                    + table["tried"].astype(str)), "done", learners)),
+        "## Not finished",
+        _failures(results[results["learner"].isin(learners)]),
+    ]
+    text = "\n\n".join(parts) + "\n"
+    (out / "summary.md").write_text(text)
+    figure(table, settings, out / "accuracy.png")
+    return text
+
+
+def _failures(results: pd.DataFrame) -> str:
+    bad = results[results["status"] != "ok"]
+    if bad.empty:
+        return "every call finished"
+    lines = bad.groupby(["learner", "status"])["network"].apply(
+        lambda s: ", ".join(dict.fromkeys(s))).reset_index()
+    return "\n".join(f"- {r.learner}: {r.status} ({r.network})" for r in lines.itertuples())
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--networks", nargs="+", default=NETWORKS)
+    ap.add_argument("--rows", nargs="+", type=int, default=[1000, 5000])
+    ap.add_argument("--seeds", type=int, default=5, help="sampling seeds 0 .. SEEDS-1")
+    ap.add_argument("--ours", nargs="*", default=OURS,
+                    help="our settings: 'default' or key=value,... of run options (e.g. palim=4,score=bic)")
+    ap.add_argument("--peers", nargs="*", default=list(PEERS), help=f"peer learners: {', '.join(PEERS)}")
+    ap.add_argument("--limit", type=float, default=60.0, help="seconds per learner call")
+    ap.add_argument("--out", type=Path, default=Path("output/accuracy"))
+    ap.add_argument("--report-only", action="store_true", help="summarise results.csv, learn nothing")
+    args = ap.parse_args(argv)
+    unknown = sorted(set(args.peers) - set(PEERS))
+    if unknown:
+        ap.error(f"--peers: unknown learner {unknown[0]!r}; choose from {', '.join(PEERS)}")
+    for name in args.networks:
+        load_network(name)  # an unknown network fails here, before any work
+    if args.limit <= 0 or args.seeds < 1 or min(args.rows) < 1:
+        ap.error("--limit, --seeds and --rows must be positive")
+    settings = check_settings(args.ours)
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} limit={args.limit:g} s "
+          f"(wall seconds on a shared machine)", flush=True)
+    results = (pd.read_csv(args.out / "results.csv") if args.report_only
+               else run(args, settings, args.peers, args.out))
+    print(report(results, args, list(settings), args.peers, args.out))
+
+
+if __name__ == "__main__":
+    main()
