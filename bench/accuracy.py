@@ -7,10 +7,10 @@ cache in ``<out>/cache``) and each peer of ``bench/peer_learners.py``. SHD is be
 the learned graph (a PDAG as returned by PC/GES-type peers) and the true CPDAG; F1 is of the
 skeleton. Seconds are wall seconds of the learning call (ours: the stages as first computed, so a
 cached rerun reports the original time). Every learner runs in a worker process killed after
-``--limit`` seconds; a learner that times out or fails on a network is recorded as such and
-skipped for that network's later cases. Rows go to ``<out>/results.csv`` as they come (a rerun
-skips the cases already there), and ``<out>/summary.md`` and ``<out>/accuracy.png`` are written
-at the end.
+``--limit`` seconds (ours: ``--ours-limit``); a learner that times out or fails on a network is
+recorded as such and skipped for that network's later cases. Rows go to ``<out>/results.csv`` as
+they come (a rerun skips the cases already there), and ``<out>/summary.md`` and
+``<out>/accuracy.png`` are written at the end.
 
     .venv/bin/python bench/accuracy.py --networks asia alarm --rows 1000 --seeds 1 --limit 30
     .venv/bin/python bench/accuracy.py                       # 8 networks x 1000, 5000 rows x 5 seeds
@@ -29,12 +29,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/ (bench/scores.py)
+sys.path.append(str(Path(__file__).resolve().parent))
 
 from graphs.metrics import shd, skeleton_scores  # noqa: E402
 from graphs.pdag import dag_to_cpdag  # noqa: E402
-from peer_learners import PEERS, Sample, unavailable  # noqa: E402
+from peer_learners import PEERS, Sample, preload, unavailable  # noqa: E402
 from pipeline.benchmarks import load_network  # noqa: E402
 from pipeline.config import RunConfig  # noqa: E402
 from pipeline.sampling import forward_sample  # noqa: E402
@@ -43,7 +43,7 @@ NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinde
 OURS = ["default", "palim=4", "score=bic", "method=pmms", "method=candidates"]
 FIELDS = ["network", "rows", "seed", "learner", "status", "shd", "f1", "precision", "recall", "seconds"]
 LEARN_STAGES = ("data", "restrict", "scores", "solve")
-STARTUP_GRACE = 120.0  # seconds a new worker may spend importing and warming up
+STARTUP_LIMIT = 300.0  # seconds a new worker may spend importing and warming up
 
 
 # ----------------------------------------------------------------------------- settings
@@ -90,18 +90,23 @@ def check_settings(specs: list[str]) -> dict[str, dict[str, object]]:
 
 
 # ------------------------------------------------------------------------------ worker
-def _serve(conn, warm_up: bool) -> None:
-    """Worker loop: receive (learner, options, sample, cache), send (status, P, seconds)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
+def _serve(conn, ours: bool, log: str) -> None:
+    """Worker loop: import (and for ours compile) outside the timed calls, send "ready", then
+    receive (learner, options, sample, cache) and send (status, P, seconds). The learners' own
+    output goes to ``log``."""
+    sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(sink, 1)
+    os.dup2(sink, 2)
     import warnings
 
     warnings.filterwarnings("ignore")
-    if warm_up:  # compile our kernels outside the timed calls
+    if ours:
         import hybridbn
 
         hybridbn.learn("asia", rows=200, use_cache=False)
+    else:
+        preload()
+    conn.send("ready")
     while True:
         task = conn.recv()
         if task is None:
@@ -129,16 +134,17 @@ def _learn_ours(sample: Sample, options: dict, cache: str) -> tuple[np.ndarray, 
 class Watchdog:
     """A worker process that runs one learner call at a time and is killed after ``limit`` s."""
 
-    def __init__(self, limit: float, warm_up: bool):
-        self.limit, self.warm_up = limit, warm_up
+    def __init__(self, limit: float, ours: bool, log: Path):
+        self.limit, self.ours, self.log = limit, ours, str(log)
         self._start()
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_serve, args=(child, self.warm_up), daemon=True)
+        self.proc = ctx.Process(target=_serve, args=(child, self.ours, self.log), daemon=True)
         self.proc.start()
-        self.fresh = True  # the first call also waits for the worker's imports and warm-up
+        if not self.conn.poll(STARTUP_LIMIT) or self.conn.recv() != "ready":
+            raise RuntimeError(f"a learner worker did not start in {STARTUP_LIMIT:g} s (see {self.log})")
 
     def _restart(self) -> None:
         self.proc.kill()
@@ -147,18 +153,20 @@ class Watchdog:
 
     def call(self, learner: str, options, sample: Sample, cache: str) -> tuple[str, np.ndarray | None, float]:
         self.conn.send((learner, options, sample, cache))
-        if not self.conn.poll(self.limit + (STARTUP_GRACE if self.fresh else 0)):
+        if not self.conn.poll(self.limit):
             self._restart()
             return f"timeout > {self.limit:g} s", None, float("nan")
-        self.fresh = False
         try:
             return self.conn.recv()
-        except EOFError:
+        except (EOFError, OSError):
             self._restart()
             return "failed: worker died", None, float("nan")
 
     def close(self) -> None:
-        self.conn.send(None)
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
         self.proc.join(5)
         if self.proc.is_alive():
             self.proc.kill()
@@ -184,7 +192,8 @@ def run(args, settings: dict[str, dict], peers: list[str], out: Path) -> pd.Data
     given_up = {(r.learner, r.network) for r in done.itertuples()
                 if r.status.startswith(("timeout", "failed", "skipped"))}
     missing = {p: unavailable(p) for p in peers}
-    ours, theirs = Watchdog(args.limit, warm_up=True), Watchdog(args.limit, warm_up=False)
+    log = out / "workers.log"
+    ours, theirs = Watchdog(args.ours_limit, True, log), Watchdog(args.limit, False, log)
     cache = str(out / "cache")
     try:
         for name in args.networks:
@@ -242,24 +251,23 @@ def summarise(results: pd.DataFrame, networks: list[str], learners: list[str]) -
 
 
 def headline(table: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
-    """Per case: our default, our best setting, the best peer (mean SHD over the seeds)."""
+    """Per case: mean SHD (F1) of our default, our best setting and the best peer by mean SHD,
+    and the seeds each mean is over."""
     rows = []
     for (net, n), g in table.groupby(["network", "rows"], sort=False):
         g = g.dropna(subset=["shd"])
-        mine = g[g["learner"].isin(settings)]
-        peers = g[~g["learner"].isin(settings)]
+        mine, peers = g[g["learner"].isin(settings)], g[~g["learner"].isin(settings)]
         default = mine[mine["learner"] == settings[0]]
-        best = mine.loc[mine["shd"].idxmin()] if len(mine) else None
-        peer = peers.loc[peers["shd"].idxmin()] if len(peers) else None
-        rows.append({
-            "case": f"{net} {n}",
-            settings[0]: default["shd"].iloc[0] if len(default) else np.nan,
-            "ours best": best["shd"] if best is not None else np.nan,
-            "ours best setting": best["learner"].removeprefix("ours ") if best is not None else "",
-            "best peer": peer["shd"] if peer is not None else np.nan,
-            "best peer name": peer["learner"] if peer is not None else "",
-            "seeds": int(g["seeds"].min()) if len(g) else 0,
-        })
+        picks = {settings[0]: default.iloc[0] if len(default) else None,
+                 "best ours": mine.loc[mine["shd"].idxmin()] if len(mine) else None,
+                 "best peer": peers.loc[peers["shd"].idxmin()] if len(peers) else None}
+        row = {"case": f"{net} {n}"}
+        for label, pick in picks.items():
+            row[f"{label} SHD (F1)"] = "-" if pick is None else f"{pick['shd']:.1f} ({pick['f1']:.2f})"
+            if label != settings[0]:
+                row[label] = "" if pick is None else pick["learner"].removeprefix("ours ")
+        row["seeds"] = "/".join("0" if p is None else str(int(p["seeds"])) for p in picks.values())
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -295,7 +303,7 @@ def figure(table: pd.DataFrame, settings: list[str], path: Path) -> Path:
         nets = list(dict.fromkeys(sub["network"]))
         for k, learner in enumerate(learners):
             g = sub[sub["learner"] == learner].set_index("network").reindex(nets)
-            x = np.arange(len(nets)) + (k - len(learners) / 2) * 0.03
+            x = np.arange(len(nets)) + (k - (len(learners) - 1) / 2) * 0.8 / len(learners)
             if learner in settings:
                 style = {"color": f"C{settings.index(learner) % 10}", "marker": "o", "markersize": 7}
             else:
@@ -311,19 +319,21 @@ def figure(table: pd.DataFrame, settings: list[str], path: Path) -> Path:
             ax.grid(alpha=0.3)
         axes[0, col].set_yscale("symlog", linthresh=10)
         axes[1, col].set_yscale("log")
-    axes[0, -1].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=6, fontsize=8)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
 def report(results: pd.DataFrame, args, settings: list[str], peers: list[str], out: Path) -> str:
-    learners = [*settings, *peers]
+    ran = set(results.loc[results["status"] == "ok", "learner"])
+    learners = [x for x in [*settings, *peers] if x in ran]
     table = summarise(results[results["learner"].isin(learners)], args.networks, learners)
     head = headline(table, settings)
     parts = [
-        "## Headline: mean CPDAG SHD per case",
+        "## Headline: mean CPDAG SHD (skeleton F1) per case; seeds: default / best ours / best peer",
         markdown(head),
         "## Mean SHD (CPDAG) per learner and case",
         markdown(pivot(table, "shd", learners)),
@@ -335,7 +345,7 @@ def report(results: pd.DataFrame, args, settings: list[str], peers: list[str], o
         markdown(pivot(table.assign(done=table["seeds"].fillna(0).astype(int).astype(str) + "/"
                                     + table["tried"].astype(str)), "done", learners)),
         "## Not finished",
-        _failures(results[results["learner"].isin(learners)]),
+        _failures(results[results["learner"].isin([*settings, *peers])]),
     ]
     text = "\n\n".join(parts) + "\n"
     (out / "summary.md").write_text(text)
@@ -360,7 +370,8 @@ def main(argv=None) -> None:
     ap.add_argument("--ours", nargs="*", default=OURS,
                     help="our settings: 'default' or key=value,... of run options (e.g. palim=4,score=bic)")
     ap.add_argument("--peers", nargs="*", default=list(PEERS), help=f"peer learners: {', '.join(PEERS)}")
-    ap.add_argument("--limit", type=float, default=60.0, help="seconds per learner call")
+    ap.add_argument("--limit", type=float, default=60.0, help="seconds per peer call")
+    ap.add_argument("--ours-limit", type=float, default=300.0, help="seconds per call of our pipeline")
     ap.add_argument("--out", type=Path, default=Path("output/accuracy"))
     ap.add_argument("--report-only", action="store_true", help="summarise results.csv, learn nothing")
     args = ap.parse_args(argv)
@@ -369,14 +380,16 @@ def main(argv=None) -> None:
         ap.error(f"--peers: unknown learner {unknown[0]!r}; choose from {', '.join(PEERS)}")
     for name in args.networks:
         load_network(name)  # an unknown network fails here, before any work
-    if args.limit <= 0 or args.seeds < 1 or min(args.rows) < 1:
-        ap.error("--limit, --seeds and --rows must be positive")
+    if min(args.limit, args.ours_limit) <= 0 or args.seeds < 1 or min(args.rows) < 1:
+        ap.error("--limit, --ours-limit, --seeds and --rows must be positive")
     settings = check_settings(args.ours)
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} limit={args.limit:g} s "
-          f"(wall seconds on a shared machine)", flush=True)
-    results = (pd.read_csv(args.out / "results.csv") if args.report_only
-               else run(args, settings, args.peers, args.out))
+    if args.report_only:
+        results = pd.read_csv(args.out / "results.csv")
+    else:
+        print(f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} limit={args.limit:g} s, "
+              f"ours {args.ours_limit:g} s (wall seconds on a shared machine)", flush=True)
+        results = run(args, settings, args.peers, args.out)
     print(report(results, args, list(settings), args.peers, args.out))
 
 

@@ -226,3 +226,14 @@ def unavailable(peer: str) -> str | None:
     if module == "bnlearn":
         return None if bnlearn_available() else "not available (no Rscript with bnlearn)"
     return None if importlib.util.find_spec(module) else f"not available ({module} not installed)"
+
+
+PRELOAD = ("pgmpy.estimators", "causallearn.search.ConstraintBased.PC", "causallearn.search.ScoreBased.GES",
+           "causallearn.search.PermutationBased.BOSS", "causallearn.search.PermutationBased.GRaSP", "pyagrum")
+
+
+def preload() -> None:
+    """Import the installed peer libraries, so that no learner's time includes an import."""
+    for module in PRELOAD:
+        if importlib.util.find_spec(module.partition(".")[0]):
+            importlib.import_module(module)

@@ -1,0 +1,62 @@
+"""bench/accuracy.py: graph conversions of the peer adapters, metrics, settings parsing."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.append(str(Path(__file__).resolve().parents[1] / "bench"))  # after the packages
+
+import accuracy  # noqa: E402
+import peer_learners  # noqa: E402
+from graphs.pdag import dag_to_cpdag  # noqa: E402
+from pipeline.benchmarks import load_network  # noqa: E402
+
+
+def test_causal_learn_endpoints_to_pdag():
+    g = np.zeros((3, 3), dtype=int)
+    g[1, 0], g[0, 1] = 1, -1  # 0 -> 1
+    g[1, 2] = g[2, 1] = -1  # 1 - 2
+    P = peer_learners._endpoint_matrix(g)
+    assert P[0, 1] and not P[1, 0]
+    assert P[1, 2] and P[2, 1]
+    assert P.sum() == 3
+
+
+def test_truth_scores_perfectly_and_a_reversed_compelled_arc_counts_once():
+    net = load_network("asia")
+    truth = dag_to_cpdag(net.adjacency)
+    assert accuracy.measure(truth, truth) == {"shd": 0, "f1": 1.0, "precision": 1.0, "recall": 1.0}
+    i, j = map(int, np.argwhere(truth & ~truth.T)[0])
+    wrong = truth.copy()
+    wrong[i, j], wrong[j, i] = False, True
+    m = accuracy.measure(wrong, truth)
+    assert m["shd"] == 1 and m["f1"] == 1.0
+
+
+def test_dag_by_name_follows_the_names_not_the_order():
+    sample = accuracy.draw(load_network("asia"), 50, seed=0)
+    names = sample.names
+    P = peer_learners._dag_by_name(sample, [(names[2], names[5])])
+    assert P[2, 5] and P[5, 2] and P.sum() == 2  # a lone arc is reversible
+
+
+def test_settings_parse_and_unknown_options_are_refused():
+    assert accuracy.parse_setting("default") == {}
+    assert accuracy.parse_setting("palim=none,score=bic,alpha=0.01") == {"palim": None, "score": "bic",
+                                                                         "alpha": 0.01}
+    with pytest.raises(ValueError, match="key=value"):
+        accuracy.parse_setting("palim")
+    with pytest.raises(SystemExit, match="frobnicate"):
+        accuracy.check_settings(["frobnicate=1"])
+    with pytest.raises(ValueError, match="palim"):
+        accuracy.check_settings(["palim=-2"])
+
+
+def test_pyagrum_adapter_learns_asia_by_name():
+    pytest.importorskip("pyagrum")
+    net = load_network("asia")
+    sample = accuracy.draw(net, 5000, seed=1)
+    P = peer_learners.agrum_miic(sample)
+    assert accuracy.measure(P, dag_to_cpdag(net.adjacency))["f1"] >= 0.75
