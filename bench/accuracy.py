@@ -40,7 +40,7 @@ from pipeline.config import RunConfig  # noqa: E402
 from pipeline.sampling import forward_sample  # noqa: E402
 
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
-OURS = ["default", "palim=4", "score=bic", "method=pmms", "method=candidates"]
+OURS = ["default", "palim=4", "score=bic", "method=pmms", "method=candidates", "add_candidates=2", "bootstrap=10"]
 FIELDS = ["network", "rows", "seed", "learner", "status", "shd", "f1", "precision", "recall", "seconds"]
 LEARN_STAGES = ("data", "restrict", "scores", "solve")
 STARTUP_LIMIT = 300.0  # seconds a new worker may spend importing and warming up
@@ -125,9 +125,14 @@ def _serve(conn, ours: bool, log: str) -> None:
 
 
 def _learn_ours(sample: Sample, options: dict, cache: str) -> tuple[np.ndarray, float]:
+    """Our CPDAG and seconds: the stages' (as first computed), or with ``bootstrap=B`` the
+    averaged network (a PDAG, compared as is) and the whole call's."""
     import hybridbn
 
+    start = time.perf_counter()
     result = hybridbn.learn(sample.frame, cache_dir=cache, stage="solve", **options)
+    if result.bootstrap is not None:
+        return np.asarray(result.bootstrap.averaged, dtype=bool), time.perf_counter() - start
     return dag_to_cpdag(result.adjacency), sum(result.times.get(s, 0.0) for s in LEARN_STAGES)
 
 
@@ -250,7 +255,7 @@ def summarise(results: pd.DataFrame, networks: list[str], learners: list[str]) -
                              c.map(rank) if c.name == "learner" else c).reset_index(drop=True)
 
 
-def headline(table: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
+def headline(table: pd.DataFrame, settings: list[str], ok: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per case: mean SHD (F1) of our default, our best setting and the best peer by mean SHD,
     and the seeds each mean is over."""
     rows = []
@@ -267,6 +272,44 @@ def headline(table: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
             if label != settings[0]:
                 row[label] = "" if pick is None else pick["learner"].removeprefix("ours ")
         row["seeds"] = "/".join("0" if p is None else str(int(p["seeds"])) for p in picks.values())
+        if picks["best peer"] is not None and ok is not None:
+            case = ok[(ok["network"] == net) & (ok["rows"] == n)]
+            mine, theirs, k = paired_shd(case, settings[0], picks["best peer"]["learner"])
+            row["default vs best peer, same seeds"] = f"{mine:.1f} vs {theirs:.1f} ({k})" if k else "-"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def paired_shd(ok: pd.DataFrame, a: str, b: str) -> tuple[float, float, int]:
+    """Mean SHD of learners ``a`` and ``b`` over the seeds both finished (in one case's rows)."""
+    x = ok[ok["learner"] == a].set_index("seed")["shd"]
+    y = ok[ok["learner"] == b].set_index("seed")["shd"]
+    seeds = x.index.intersection(y.index)
+    return x[seeds].mean(), y[seeds].mean(), len(seeds)
+
+
+def scoreboard(results: pd.DataFrame, table: pd.DataFrame, settings: list[str]) -> pd.DataFrame:
+    """Per setting of ours: in how many cases it is at or below every peer that finished (mean SHD
+    over the seeds both finished) and below / above our default (same seeds), and its mean SHD
+    summed over the cases that every setting finished."""
+    ok = results[results["status"] == "ok"]
+    rows = []
+    shd = table.pivot_table(index=["network", "rows"], columns="learner", values="shd")
+    common = shd[[x for x in settings if x in shd.columns]].dropna()
+    for x in settings:
+        row = {"setting": x, "cases": 0, "<= every peer": 0, "< default": 0, "> default": 0}
+        for _, case in ok.groupby(["network", "rows"]):
+            if x not in set(case["learner"]):
+                continue
+            row["cases"] += 1
+            peers = [p for p in dict.fromkeys(case["learner"]) if p not in settings]
+            pairs = [paired_shd(case, x, p) for p in peers]
+            pairs = [(m, q) for m, q, n in pairs if n]
+            row["<= every peer"] += bool(pairs) and all(m <= q for m, q in pairs)
+            mine, default, n = paired_shd(case, x, settings[0])
+            row["< default"] += bool(n) and mine < default
+            row["> default"] += bool(n) and mine > default
+        row[f"sum of mean SHD ({len(common)} cases)"] = common[x].sum() if x in common else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -331,10 +374,13 @@ def report(results: pd.DataFrame, args, settings: list[str], peers: list[str], o
     ran = set(results.loc[results["status"] == "ok", "learner"])
     learners = [x for x in [*settings, *peers] if x in ran]
     table = summarise(results[results["learner"].isin(learners)], args.networks, learners)
-    head = headline(table, settings)
+    head = headline(table, settings, results[results["status"] == "ok"])
     parts = [
         "## Headline: mean CPDAG SHD (skeleton F1) per case; seeds: default / best ours / best peer",
         markdown(head),
+        "## Our settings against the best peer and our default (mean SHD per case)",
+        markdown(scoreboard(results[results["learner"].isin(learners)], table,
+                            [x for x in settings if x in learners])),
         "## Mean SHD (CPDAG) per learner and case",
         markdown(pivot(table, "shd", learners)),
         "## Mean skeleton F1",
