@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from graphs.pdag import dag_to_cpdag
+from graphs.pdag import dag_to_cpdag, pdag_from_edges
 
 ALPHA = 0.05
 
@@ -41,18 +41,9 @@ class Sample:
         return list(self.frame.columns)
 
 
-def _from_arcs(n: int, arcs, undirected=()) -> np.ndarray:
-    P = np.zeros((n, n), dtype=bool)
-    for i, j in arcs:
-        P[i, j] = True
-    for i, j in undirected:
-        P[i, j] = P[j, i] = True
-    return P
-
-
 def _dag_by_name(sample: Sample, edges) -> np.ndarray:
     index = {name: k for k, name in enumerate(sample.names)}
-    return dag_to_cpdag(_from_arcs(len(index), [(index[u], index[v]) for u, v in edges]))
+    return dag_to_cpdag(pdag_from_edges(len(index), [(index[u], index[v]) for u, v in edges]))
 
 
 def _endpoint_matrix(graph: np.ndarray) -> np.ndarray:
@@ -75,7 +66,7 @@ def pgmpy_pc(sample: Sample) -> np.ndarray:
     pdag = PC(sample.frame).estimate(variant="stable", ci_test="g_sq", return_type="pdag",
                                      significance_level=ALPHA, n_jobs=1, show_progress=False)
     index = {name: k for k, name in enumerate(sample.names)}
-    return _from_arcs(len(index), [(index[u], index[v]) for u, v in pdag.directed_edges],
+    return pdag_from_edges(len(index), [(index[u], index[v]) for u, v in pdag.directed_edges],
                       [(index[u], index[v]) for u, v in pdag.undirected_edges])
 
 
@@ -98,7 +89,7 @@ def pgmpy_ges(sample: Sample) -> np.ndarray:
 
     pdag = GES(sample.frame).estimate(scoring_method=_pgmpy_bdeu(sample))
     index = {name: k for k, name in enumerate(sample.names)}
-    return _from_arcs(len(index), [(index[u], index[v]) for u, v in pdag.directed_edges],
+    return pdag_from_edges(len(index), [(index[u], index[v]) for u, v in pdag.directed_edges],
                       [(index[u], index[v]) for u, v in pdag.undirected_edges])
 
 
@@ -150,7 +141,7 @@ def _agrum_pdag(sample: Sample, algorithm: str) -> np.ndarray:
     pdag = learner.learnPDAG()
     index = {name: k for k, name in enumerate(sample.names)}
     pos = {i: index[learner.nameFromId(i)] for i in range(len(index))}
-    return _from_arcs(len(index), [(pos[u], pos[v]) for u, v in pdag.arcs()],
+    return pdag_from_edges(len(index), [(pos[u], pos[v]) for u, v in pdag.arcs()],
                       [(pos[u], pos[v]) for u, v in pdag.edges()])
 
 
@@ -198,7 +189,7 @@ def bnlearn(algorithm: str) -> Callable[[Sample], np.ndarray]:
             subprocess.run(["Rscript", "-e", script], check=True, capture_output=True)
             found = pd.read_csv(arcs, dtype=str)
         index = {name: k for k, name in enumerate(sample.names)}
-        return _from_arcs(len(index), [(index[u], index[v]) for u, v in zip(found["from"], found["to"])])
+        return pdag_from_edges(len(index), [(index[u], index[v]) for u, v in zip(found["from"], found["to"])])
 
     return learn
 

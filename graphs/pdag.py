@@ -24,16 +24,15 @@ def skeleton(A) -> np.ndarray:
     return M | M.T
 
 
-def directed_part(P) -> np.ndarray:
-    """Boolean matrix of the directed edges ``i -> j`` of a PDAG."""
-    M = as_adjacency(P)
-    return M & ~M.T
-
-
-def undirected_part(P) -> np.ndarray:
-    """Symmetric boolean matrix of the undirected edges of a PDAG."""
-    M = as_adjacency(P)
-    return M & M.T
+def pdag_from_edges(n: int, arcs=(), undirected=()) -> np.ndarray:
+    """The PDAG on ``n`` nodes with the arcs ``(i, j)`` (``i -> j``) and the undirected edges
+    ``(i, j)`` (``i - j``), in the shared adjacency convention."""
+    P = np.zeros((n, n), dtype=bool)
+    for i, j in arcs:
+        P[i, j] = True
+    for i, j in undirected:
+        P[i, j] = P[j, i] = True
+    return P
 
 
 def v_structures(A) -> list[tuple[int, int, int]]:

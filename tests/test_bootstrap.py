@@ -14,25 +14,17 @@ import pipeline.stages
 from graphs.averaging import (arc_strengths, averaged_network, inclusion_threshold, pair_strengths,
                               strength_frame)
 from graphs.dag import is_acyclic
+from graphs.pdag import pdag_from_edges as pdag
 from pipeline.bootstrap import run_bootstrap
 from pipeline.cache import StageCache
 from pipeline.cli import main
 from pipeline.grid import parse_grid, run_grid
 
 
-def pdag(n, arcs=(), edges=()):
-    P = np.zeros((n, n), dtype=bool)
-    for i, j in arcs:
-        P[i, j] = True
-    for i, j in edges:
-        P[i, j] = P[j, i] = True
-    return P
-
-
 # ------------------------------------------------------------------------------ strengths
 
 def test_strengths_of_hand_made_networks_are_exact_frequencies():
-    graphs = [pdag(3, [(0, 1)]), pdag(3, [(0, 1), (1, 2)]), pdag(3, [(1, 0)]), pdag(3, edges=[(0, 1)]),
+    graphs = [pdag(3, [(0, 1)]), pdag(3, [(0, 1), (1, 2)]), pdag(3, [(1, 0)]), pdag(3, undirected=[(0, 1)]),
               pdag(3, [(2, 1)])]
     strength, direction = arc_strengths(graphs)
     assert strength[0, 1] == strength[1, 0] == pytest.approx(4 / 5)  # 0-1 adjacent in 4 of 5

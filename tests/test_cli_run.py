@@ -16,32 +16,21 @@ from pipeline.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-@pytest.fixture
-def dirs(tmp_path):
-    return ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out")]
-
-
 def _stage_lines(out: str) -> dict[str, str]:
     return {line.split()[0]: line for line in out.splitlines() if line.split()[:1] and
             line.split()[0] in ("data", "restrict", "scores", "solve", "evaluate")}
 
 
-def test_list_networks(capsys):
-    status, out, _ = run(capsys, "--list-networks")
+def test_list_networks(cli):
+    status, out, _ = cli("--list-networks")
     assert status == 0
     rows = {line.split()[0]: line.split()[1:3] for line in out.splitlines()[2:]}
     assert rows["asia"] == ["8", "8"] and rows["alarm"] == ["37", "46"]
 
 
-def test_full_run_writes_outputs_and_second_run_hits_cache(capsys, dirs, tmp_path):
+def test_full_run_writes_outputs_and_second_run_hits_cache(cli, dirs, tmp_path):
     argv = ["--network", "asia", "--rows", "500", "--seed", "1", *dirs]
-    status, out, err = run(capsys, *argv)
+    status, out, err = cli(*argv)
     assert status == 0, err
     lines = _stage_lines(out)
     assert set(lines) == {"data", "restrict", "scores", "solve", "evaluate"}
@@ -63,7 +52,7 @@ def test_full_run_writes_outputs_and_second_run_hits_cache(capsys, dirs, tmp_pat
     fitted = read_bif(folders[0] / "network.bif")
     assert fitted.n_edges == len(edges) and fitted.n_vars == 8
 
-    status, out2, _ = run(capsys, *argv)  # every stage now comes from the cache
+    status, out2, _ = cli(*argv)  # every stage now comes from the cache
     lines2 = _stage_lines(out2)
     assert status == 0 and all("cached" in line for line in lines2.values())
     for stage in lines:  # same figures, same times (recorded when first computed)
@@ -71,28 +60,28 @@ def test_full_run_writes_outputs_and_second_run_hits_cache(capsys, dirs, tmp_pat
         assert lines2[stage][:19] == lines[stage][:19]
 
 
-def test_stage_restrict_and_scores_print_counts(capsys, dirs):
+def test_stage_restrict_and_scores_print_counts(cli, dirs):
     base = ["--network", "cancer", "--rows", "300", *dirs]
-    status, out, _ = run(capsys, *base, "--stage", "restrict", "--method", "pc", "--alpha", "0.05",
+    status, out, _ = cli(*base, "--stage", "restrict", "--method", "pc", "--alpha", "0.05",
                          "--max-order", "1")
     assert status == 0
     assert set(_stage_lines(out)) == {"data", "restrict"}
     assert "tests (by order 0:" in out and "edges removed by order" in out
-    status, out, _ = run(capsys, *base, "--stage", "scores", "--score", "bic", "--palim", "2")
+    status, out, _ = cli(*base, "--stage", "scores", "--score", "bic", "--palim", "2")
     assert status == 0 and set(_stage_lines(out)) == {"data", "restrict", "scores"}
     assert "candidate parent sets kept" in out
 
 
-def test_user_data_file_has_no_truth(capsys, dirs, tmp_path):
+def test_user_data_file_has_no_truth(cli, dirs, tmp_path):
     frame = pd.DataFrame({"a": ["x", "y"] * 50, "b": ["u", "u", "v", "v"] * 25, "c": ["p"] * 60 + ["q"] * 40})
     path = tmp_path / "my data.csv"
     frame.to_csv(path, index=False)
-    status, out, err = run(capsys, "--data", str(path), "--method", "none", *dirs)
+    status, out, err = cli("--data", str(path), "--method", "none", *dirs)
     assert status == 0, err
     assert "no true network" in out and "SHD" not in out
 
 
-def test_network_from_a_bif_file_is_sampled_and_evaluated(capsys, dirs, tmp_path, monkeypatch):
+def test_network_from_a_bif_file_is_sampled_and_evaluated(cli, dirs, tmp_path, monkeypatch):
     from pipeline.benchmarks import load_network
     from pipeline.bif import write_bif
 
@@ -100,21 +89,21 @@ def test_network_from_a_bif_file_is_sampled_and_evaluated(capsys, dirs, tmp_path
     write_bif(net, tmp_path / "mine.bif")
     monkeypatch.chdir(tmp_path)  # a relative path, as a user types it
     argv = ["--network", "mine.bif", "--rows", "400", *dirs]
-    status, out, err = run(capsys, *argv)
+    status, out, err = cli(*argv)
     assert status == 0, err
     lines = _stage_lines(out)
     assert "SHD" in lines["evaluate"]
     folders = list((tmp_path / "out").iterdir())
     assert len(folders) == 1 and folders[0].name.startswith("mine-")
-    status, same, _ = run(capsys, "--network", "asia", "--rows", "400", "--stage", "data", *dirs)
+    status, same, _ = cli("--network", "asia", "--rows", "400", "--stage", "data", *dirs)
     assert _stage_lines(same)["data"].split()[2] != "cached"  # keyed by file content, not name
     net.cpts[0][:] = [0.5, 0.5]  # an edited file is a new network: its data are sampled again
     write_bif(net, tmp_path / "mine.bif")
-    status, again, _ = run(capsys, *argv, "--stage", "data")
+    status, again, _ = cli(*argv, "--stage", "data")
     assert status == 0 and "cached" not in _stage_lines(again)["data"]
 
 
-def test_names_without_a_model_string_and_both_cpt_estimates(capsys, dirs, tmp_path):
+def test_names_without_a_model_string_and_both_cpt_estimates(cli, dirs, tmp_path):
     rng = np.random.default_rng(0)
     a = rng.integers(0, 2, 300)
     frame = pd.DataFrame({"dose[mg]": a, "ratio a:b": a ^ (rng.random(300) < 0.1), "c": rng.integers(0, 3, 300)})
@@ -122,7 +111,7 @@ def test_names_without_a_model_string_and_both_cpt_estimates(capsys, dirs, tmp_p
     frame.to_csv(path, index=False)
     folders = {}
     for cpt in ("bayes", "mle"):
-        status, out, err = run(capsys, "--data", str(path), "--method", "none", "--cpt", cpt, *dirs)
+        status, out, err = cli("--data", str(path), "--method", "none", "--cpt", cpt, *dirs)
         assert status == 0, err
         assert "model.txt not written" in err
         folders[cpt] = Path(out.split("learned network written to ")[1].strip().rstrip("/"))
@@ -136,11 +125,11 @@ def test_names_without_a_model_string_and_both_cpt_estimates(capsys, dirs, tmp_p
     assert read_bif(folders["mle"] / "network.bif").variables == ["dose[mg]", "ratio a:b", "c"]
 
 
-def test_no_cache_recomputes_and_writes_nothing(capsys, tmp_path):
+def test_no_cache_recomputes_and_writes_nothing(cli, tmp_path):
     argv = ["--network", "cancer", "--rows", "200", "--stage", "data", "--no-cache",
             "--cache-dir", str(tmp_path / "c")]
     for _ in range(2):
-        status, out, _ = run(capsys, *argv)
+        status, out, _ = cli(*argv)
         assert status == 0 and "cached" not in out
     assert not (tmp_path / "c").exists()
 
@@ -179,25 +168,25 @@ def test_bad_input_is_one_line_error(capsys, tmp_path, argv, message):
     assert len(err.strip().splitlines()) == 1
 
 
-def test_data_error_is_one_line(capsys, dirs, tmp_path):
+def test_data_error_is_one_line(cli, dirs, tmp_path):
     path = tmp_path / "bad.csv"
     pd.DataFrame({"a": ["x", None, "y"], "b": ["u", "v", "u"]}).to_csv(path, index=False)
-    status, _, err = run(capsys, "--data", str(path), *dirs)
+    status, _, err = cli("--data", str(path), *dirs)
     assert status == 2 and "'a'" in err and len(err.strip().splitlines()) == 1
 
 
-def test_malformed_network_file_is_one_line_error(capsys, dirs, tmp_path):
+def test_malformed_network_file_is_one_line_error(cli, dirs, tmp_path):
     path = tmp_path / "bad.bif"
     path.write_text("network x { }\nvariable a { type discrete [ 2 ] { y, n }; }\n"
                     "probability ( a ) { table 0.5; }\n")
-    status, _, err = run(capsys, "--network", str(path), *dirs)
+    status, _, err = cli("--network", str(path), *dirs)
     assert status == 2 and "line 3" in err and len(err.strip().splitlines()) == 1
 
 
-def test_unwritable_cache_dir(capsys, tmp_path):
+def test_unwritable_cache_dir(cli, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    status, _, err = run(capsys, "--network", "asia", "--cache-dir", str(blocker / "cache"))
+    status, _, err = cli("--network", "asia", "--cache-dir", str(blocker / "cache"))
     assert status == 1 and err.startswith("error: cannot write to cache directory")
 
 
@@ -210,8 +199,8 @@ def test_subprocess_help_and_debug_traceback(tmp_path):
 
 
 @pytest.mark.parametrize("method", ["pmms", "mmpc", "none"])
-def test_other_restriction_methods(capsys, dirs, method):
-    status, out, err = run(capsys, "--network", "cancer", "--rows", "300", "--method", method,
+def test_other_restriction_methods(cli, dirs, method):
+    status, out, err = cli("--network", "cancer", "--rows", "300", "--method", method,
                            "--stage", "solve", "--time-limit", "30", *dirs)
     assert status == 0, err
     lines = _stage_lines(out)
@@ -219,28 +208,28 @@ def test_other_restriction_methods(capsys, dirs, method):
     assert ("no restriction" in lines["restrict"]) == (method == "none")
 
 
-def test_cops_time_limit_keeps_what_was_found(capsys, dirs, tmp_path):
+def test_cops_time_limit_keeps_what_was_found(cli, dirs, tmp_path):
     rng = np.random.default_rng(1)
     path = tmp_path / "noise.csv"  # 60 independent binary columns: chance dependences keep the cops busy
     pd.DataFrame(rng.integers(0, 2, (200, 60)), columns=[f"v{i}" for i in range(60)]).to_csv(path, index=False)
-    status, out, err = run(capsys, "--data", str(path), "--method", "cops", "--cops-time-limit", "0.5",
+    status, out, err = cli("--data", str(path), "--method", "cops", "--cops-time-limit", "0.5",
                            "--stage", "restrict", *dirs)
     assert status == 0, err
     assert "time limit 0.5 s" in out and "cops timeout" in _stage_lines(out)["restrict"]
     assert "before a decomposition: nothing is forbidden" in err
-    status, out, err = run(capsys, "--data", str(path), "--method", "cops", "--stage", "restrict",
+    status, out, err = cli("--data", str(path), "--method", "cops", "--stage", "restrict",
                            "--cops-time-limit", "0.5", *dirs)
     assert "cached" in _stage_lines(out)["restrict"]
 
 
-def test_corrupted_stage_is_recomputed_with_warning(capsys, dirs, tmp_path):
+def test_corrupted_stage_is_recomputed_with_warning(cli, dirs, tmp_path):
     argv = ["--network", "cancer", "--rows", "300", "--stage", "scores", *dirs]
-    assert run(capsys, *argv)[0] == 0
+    assert cli(*argv)[0] == 0
     table = next((tmp_path / "cache" / "scores").glob("*/table.*.parquet"))
     table.write_bytes(table.read_bytes()[:-40])  # truncated
-    status, out, err = run(capsys, *argv)
+    status, out, err = cli(*argv)
     assert status == 0 and "corrupt" in err and err.startswith("WARNING")
     lines = _stage_lines(out)
     assert "cached" in lines["data"] and "cached" in lines["restrict"] and "cached" not in lines["scores"]
-    status, out, err = run(capsys, *argv)
+    status, out, err = cli(*argv)
     assert "cached" in _stage_lines(out)["scores"] and err == ""

@@ -12,26 +12,17 @@ import pytest
 
 from graphs.layout import assign_layers, layered_layout
 from graphs.metrics import EDGE_CLASSES, edge_classes, shd
-from graphs.pdag import dag_to_cpdag
+from graphs.pdag import dag_to_cpdag, pdag_from_edges
 from graphs.random_graphs import random_dag
 from pipeline import pictures
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def adjacency(n, arcs, undirected=()):
-    P = np.zeros((n, n), dtype=bool)
-    for i, j in arcs:
-        P[i, j] = True
-    for i, j in undirected:
-        P[i, j] = P[j, i] = True
-    return P
-
-
 def test_edge_classes_known_case():
     # truth: 0->1, 1->2, 3-4 (undirected), 4->5, 0->5 ; estimate: 0->1, 2->1, 3->4, 4-5, 2->5
-    truth = adjacency(6, [(0, 1), (1, 2), (4, 5), (0, 5)], undirected=[(3, 4)])
-    est = adjacency(6, [(0, 1), (2, 1), (3, 4), (2, 5)], undirected=[(4, 5)])
+    truth = pdag_from_edges(6, [(0, 1), (1, 2), (4, 5), (0, 5)], undirected=[(3, 4)])
+    est = pdag_from_edges(6, [(0, 1), (2, 1), (3, 4), (2, 5)], undirected=[(4, 5)])
     assert edge_classes(est, truth) == [
         (0, 1, True, "correct"),
         (0, 5, True, "missing"),       # with the truth's direction
@@ -84,8 +75,8 @@ def _check_files(paths, producer):
 
 def _small_case():
     """All arcs compelled: 2 correct, 1 reversed, 2 extra, 1 missing."""
-    truth = adjacency(6, [(0, 2), (1, 2), (2, 3), (3, 4)])
-    est = adjacency(6, [(0, 2), (1, 2), (3, 2), (2, 4), (5, 4)])
+    truth = pdag_from_edges(6, [(0, 2), (1, 2), (2, 3), (3, 4)])
+    est = pdag_from_edges(6, [(0, 2), (1, 2), (3, 2), (2, 4), (5, 4)])
     return est, truth, ["asia", "tub", "either", "lung", "xray", "smoke"]
 
 

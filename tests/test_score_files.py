@@ -5,13 +5,11 @@ one-line error."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import hybridbn
-from pipeline.cli import main
 
 # Written by hand in GOBNILP's format. Best DAG: B -> A (-5) with B alone (-8) beats A -> B
 # (-6 - 10), and C takes both as parents (-4): total -17, arcs B->A, A->C, B->C.
@@ -30,23 +28,12 @@ C 3
 """
 
 
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-@pytest.fixture
-def dirs(tmp_path):
-    return ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out")]
-
-
 @pytest.mark.parametrize("solver", [["--solver", "ilp"], ["--solver", "kg", "--treewidth", "2"],
                                     ["--solver", "kastar", "--treewidth", "2", "--time-limit", "5"]])
-def test_hand_written_gobnilp_file_is_solved_by_every_table_solver(capsys, dirs, tmp_path, solver):
+def test_hand_written_gobnilp_file_is_solved_by_every_table_solver(cli, dirs, tmp_path, solver):
     path = tmp_path / "hand.jkl"
     path.write_text(GOBNILP_FILE)
-    status, out, err = run(capsys, "--scores", str(path), *solver, *dirs)
+    status, out, err = cli("--scores", str(path), *solver, *dirs)
     assert status == 0, err
     assert "7 parent sets of 3 variables read from" in out and "objective -17" in out
     folder = next((tmp_path / "out").iterdir())
@@ -76,13 +63,13 @@ def test_index_file_with_blip_header_and_gzip(tmp_path):
         result.parameters()
 
 
-def test_round_trip_write_scores_then_solve_the_file(capsys, dirs, tmp_path):
+def test_round_trip_write_scores_then_solve_the_file(cli, dirs, tmp_path):
     exported = tmp_path / "asia.jkl.gz"
-    status, out, err = run(capsys, "--network", "asia", "--rows", "600", "--write-scores", str(exported), *dirs)
+    status, out, err = cli("--network", "asia", "--rows", "600", "--write-scores", str(exported), *dirs)
     assert status == 0, err
     objective = [line for line in out.splitlines() if line.startswith("solve")][0].split("objective ")[1].split(",")[0]
     first = {p.name for p in (tmp_path / "out").iterdir()}
-    status, out2, err = run(capsys, "--scores", str(exported), *dirs)
+    status, out2, err = cli("--scores", str(exported), *dirs)
     assert status == 0, err
     assert f"objective {objective}," in out2
     folder = next(p for p in (tmp_path / "out").iterdir() if p.name not in first)
@@ -111,18 +98,18 @@ def test_api_write_scores_matches_the_stage_table(tmp_path):
     (["--network", "asia", "--stage", "restrict", "--write-scores", "t.jkl"], "--write-scores needs the scores stage"),
     (["--network", "asia", "--write-scores", "no/such/dir/t.jkl"], "--write-scores: folder not found"),
 ])
-def test_bad_options_are_one_line_errors_before_any_work(capsys, tmp_path, argv, message):
+def test_bad_options_are_one_line_errors_before_any_work(cli, tmp_path, argv, message):
     hand = tmp_path / "hand.jkl"
     hand.write_text(GOBNILP_FILE)
     argv = [a.replace("{hand}", str(hand)) for a in argv]
-    status, out, err = run(capsys, *argv, "--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "o"))
+    status, out, err = cli(*argv, "--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "o"))
     assert status == 2 and err.count("\n") == 1 and message in err
     assert not (tmp_path / "cache").exists() and not (tmp_path / "o").exists()
 
 
-def test_malformed_file_names_the_line(capsys, dirs, tmp_path):
+def test_malformed_file_names_the_line(cli, dirs, tmp_path):
     bad = tmp_path / "bad.jkl"
     bad.write_text(GOBNILP_FILE.replace("-5 1 B", "-5 2 B"))
-    status, out, err = run(capsys, "--scores", str(bad), *dirs)
+    status, out, err = cli("--scores", str(bad), *dirs)
     assert status == 2 and err == f"error: {bad}: line 4: says 2 parents but lists 1\n"
     assert not (tmp_path / "out").exists()
