@@ -374,13 +374,14 @@ def report(results: pd.DataFrame, args, settings: list[str], peers: list[str], o
     ran = set(results.loc[results["status"] == "ok", "learner"])
     learners = [x for x in [*settings, *peers] if x in ran]
     table = summarise(results[results["learner"].isin(learners)], args.networks, learners)
-    head = headline(table, settings, results[results["status"] == "ok"])
-    parts = [
+    mine = [x for x in settings if x in learners]
+    parts = [] if not mine else [
         "## Headline: mean CPDAG SHD (skeleton F1) per case; seeds: default / best ours / best peer",
-        markdown(head),
+        markdown(headline(table, mine, results[results["status"] == "ok"])),
         "## Our settings against the best peer and our default (mean SHD per case)",
-        markdown(scoreboard(results[results["learner"].isin(learners)], table,
-                            [x for x in settings if x in learners])),
+        markdown(scoreboard(results[results["learner"].isin(learners)], table, mine)),
+    ]
+    parts += [
         "## Mean SHD (CPDAG) per learner and case",
         markdown(pivot(table, "shd", learners)),
         "## Mean skeleton F1",
