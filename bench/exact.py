@@ -1,14 +1,14 @@
 """Side-by-side exact benchmark (issue 23): the project's ILP and, optionally, GOBNILP.
 
-Instances are generated here: a bundled network is forward-sampled (seed 0) to N rows, every
-column is recoded to the states it shows (so that both programs see the same arities), and the
-data are scored with BDeu (any ESS) or BIC at a parent limit. Each solver runs in its own process,
-so its figures include start-up, scoring and solving: CPU seconds (user + system) and peak
-resident memory of the whole process. Both time limits are on SCIP's CPU clock. Per solve: kept parent sets, status, objective, dual bound,
-gap, branch-and-bound nodes, root dual bound, seconds to the first incumbent. GOBNILP (given by
-``--gobnilp PATH``, built from source; optional) reads the same data as a ``.dat`` file and uses
-its own scorer and pruning; the parent-set counts of the two must agree (``same`` column) for the
-comparison to be of one table.
+Instances are generated here: a bundled network is forward-sampled (seed 0) to N rows, every column
+is recoded to the states it shows (so that both programs see the same arities), and the data are
+scored with BDeu (any ESS) or BIC at a parent limit. Each solver runs in its own process, so its
+figures include start-up, scoring and solving: CPU seconds (user + system) and peak resident memory
+of the whole process. Both time limits are on SCIP's CPU clock. Per solve: kept parent sets, status,
+objective, dual bound, gap, branch-and-bound nodes, root dual bound, seconds to the first incumbent.
+GOBNILP (given by ``--gobnilp PATH``, built from source; optional) reads the same data as a ``.dat``
+file and uses its own scorer and pruning; the parent-set counts of the two must agree (``same``
+column) for the comparison to be of one table.
 
     .venv/bin/python bench/exact.py [--networks asia sachs child insurance alarm] [--rows 1000]
         [--scores bdeu1 bic] [--palim 3] [--time-limit 300] [--gobnilp PATH] [--only ours|gobnilp]

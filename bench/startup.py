@@ -8,8 +8,9 @@ Prints, each as the minimum and the median of R processes (wall and CPU seconds)
 * which heavy libraries the cached run imports (it should need neither numba nor pyscipopt);
 
 with ``--baseline DIR`` (another checkout, e.g. an older commit) the cached run of both checkouts,
-interleaved so that both see the same machine load; and with ``--cold`` the first-ever run: ``--no-cache`` with an empty ``NUMBA_CACHE_DIR`` (every
-kernel compiled) against the same run with that cache filled; the difference is the compile time.
+interleaved so that both see the same machine load; and with ``--cold`` the first-ever run:
+``--no-cache`` with an empty ``NUMBA_CACHE_DIR`` (every kernel compiled) against the same run with
+that cache filled; the difference is the compile time.
 """
 
 from __future__ import annotations

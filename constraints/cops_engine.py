@@ -2,10 +2,10 @@
 
 Talvitie & Parviainen, section 3.1, Algorithm 1 (PRESOLVE, SOLVE, EXTRACTCOMPONENT) as
 :class:`constraints.cops_solver.CopsSolver` runs it, with the same iteration orders, the same
-queries and the same distinct-test counts (``docs/references.md``, cops-and-robbers test
-counting), but in numba kernels: node sets are two ``uint64`` words, the memo tables are
-open-addressing hash tables in numpy arrays, and the PRESOLVE/SOLVE recursion is an explicit stack, so a search can be paused
-after a budget of steps (for the time limit and for growing the tables) and resumed.  Tested
+queries and the same distinct-test counts (``docs/references.md``, cops-and-robbers test counting),
+but in numba kernels: node sets are two ``uint64`` words, the memo tables are open-addressing hash
+tables in numpy arrays, and the PRESOLVE/SOLVE recursion is an explicit stack, so a search can be
+paused after a budget of steps (for the time limit and for growing the tables) and resumed.  Tested
 to give the Python solver's results and counts exactly (``tests/test_cops_engine.py``); hepar2,
 which the Python solver could not finish in 100 minutes, takes about 11 minutes a pass.
 

@@ -24,6 +24,8 @@ from .config import RunConfig
 logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
 def warm_up_config(cfg: RunConfig) -> RunConfig:
     """The run that compiles ``cfg``'s kernels: the default data (alarm, 5000 rows), on which the
     ILP reaches all its cut separators, or asia where alarm would be slow (the cops, or no

@@ -32,6 +32,7 @@ from .stages import dag_of, dataset_of, true_dag, variable_names
 
 logger = logging.getLogger(__name__)
 
+
 def output_folder(base: Path, cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method: str = "bayes") -> Path:
     """``<base>/<network or file stem>-<first 10 hex digits of the solve key>``, with ``-mle``
     appended for maximum-likelihood CPTs (so neither estimate overwrites the other)."""

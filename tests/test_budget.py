@@ -7,7 +7,7 @@ import json
 import pytest
 
 import hybridbn
-from pipeline.budget import MIN_SOLVE_SECONDS, RESTRICT_SHARE, budget_record, restrict_config, solve_config
+from pipeline.budget import MIN_SOLVE_SECONDS, RESTRICT_SHARE, restrict_config, solve_config
 from pipeline.cache import Artifact
 from pipeline.cli import main
 from pipeline.config import RunConfig
