@@ -1,4 +1,4 @@
-"""The repository stands alone: no tracked file points to material outside it."""
+"""The repository stands alone: no tracked file points to a file outside it or to a missing doc."""
 
 import re
 import subprocess
@@ -6,31 +6,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Names of notes that live beside the repository, never inside it.
-OUTSIDE = re.compile(r"\.\./shared|REFERENCE-NOTES|cops-reference-conventions")
+FOLDER_ABOVE = re.compile(r"(?<![\w.])(?:\.\./)+[\w-]+/[\w./-]*")
+"""A relative path that climbs out of its folder and into another (``../<folder>/<file>``)."""
+DOCS_PAGE = re.compile(r"docs/[\w.-]+\.md")
 
 
-def tracked_text_files():
+def text_lines():
+    """``(path, line number, line)`` of every tracked text file."""
     names = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split()
     for name in names:
-        if name.endswith((".py", ".md", ".toml", ".txt", ".cfg", ".sh")) or name == ".ci/run":
-            yield ROOT / name
+        path = ROOT / name
+        if path.exists() and (path.suffix in (".py", ".md", ".toml", ".txt", ".cfg", ".sh") or name == ".ci/run"):
+            for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                yield path, number, line
 
 
-def test_no_tracked_file_points_outside_the_repository():
-    here = Path(__file__).resolve()
-    offenders = [
-        f"{path.relative_to(ROOT)}:{number}"
-        for path in tracked_text_files() if path.resolve() != here and path.exists()
-        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
-        if OUTSIDE.search(line)
-    ]
+def test_no_relative_path_leads_outside_the_repository():
+    offenders = [f"{path.relative_to(ROOT)}:{number}: {ref}"
+                 for path, number, line in text_lines() for ref in FOLDER_ABOVE.findall(line)
+                 if not (path.parent / ref).resolve().is_relative_to(ROOT) or not (path.parent / ref).exists()]
     assert offenders == []
 
 
-def test_every_cited_reference_file_exists():
-    cited = {m for path in tracked_text_files() if path.exists()
-             for m in re.findall(r"docs/[\w.-]+\.md", path.read_text(errors="replace"))}
-    missing = sorted(name for name in cited if not (ROOT / name).exists())
+def test_every_docs_page_named_exists():
+    missing = sorted({name for _, _, line in text_lines() for name in DOCS_PAGE.findall(line)
+                      if not (ROOT / name).exists()})
     assert missing == []
