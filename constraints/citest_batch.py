@@ -20,7 +20,6 @@ Threads: :func:`compute_threads` (the CLI's ``-j``).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 from contextlib import contextmanager
@@ -28,24 +27,10 @@ from contextlib import contextmanager
 import numba
 import numpy as np
 from numba import njit, prange
-import scipy.special.cython_special as _cython_special
 
-from .citests import _DENSE_CELLS, _MAX_CODE, _stratified_statistic, _table_statistic
-
-
-def _chdtrc_c():
-    """scipy's ``chdtrc(dof, x)`` as a ctypes function of its C entry point (3rd arg: 0)."""
-    capsule = _cython_special.__pyx_capi__["chdtrc"]
-    api = ctypes.pythonapi
-    api.PyCapsule_GetName.restype = ctypes.c_char_p
-    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
-    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    address = api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
-    return ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_int)(address)
+from .citests import CHDTRC, _DENSE_CELLS, _INTERLEAVED_CELLS, _MAX_CODE, _p_value, _stratified_statistic, _table_statistic
 
 
-CHDTRC = _chdtrc_c()
 
 
 _threads = threading.local()  # kernel threads of the calling thread (1: the serial kernels)
@@ -202,24 +187,6 @@ def _order1_statistic(code, zcol, rz, rx, ry, pearson):
 
 
 @njit(cache=True)
-def _p_value(stat, dof_adf, rx, ry, S, arities, n, both_vary, adf, min_rows_per_df, dependent,
-             chdtrc):
-    """The p-value of a statistic under the test's conventions (as ``CITest._compute``)."""
-    if adf:
-        dof = float(dof_adf)
-    else:
-        dof = float((rx - 1) * (ry - 1))
-        for j in range(S.shape[0]):
-            dof *= arities[S[j]]
-    stat = max(stat, 0.0)
-    if dof == 0.0 and (S.shape[0] == 0 or min_rows_per_df == 0.0 or not both_vary):
-        return 1.0, stat, dof
-    if dof == 0.0 or n < min_rows_per_df * dof:
-        return (0.0 if dependent else 1.0), stat, dof
-    return chdtrc(dof, stat, 0), stat, dof
-
-
-@njit(cache=True)
 def _contains(sorted_pool, start, stop, value):
     """Binary search of ``value`` in ``sorted_pool[start:stop]``."""
     lo, hi = start, stop
@@ -267,7 +234,7 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, 
                     if not _contains(indices, indptr[u], indptr[u + 1], S[j]):
                         fresh = True
                         break
-            if fresh and level == 1 and arities[S[0]] * rx * ry <= 4096:
+            if fresh and level == 1 and arities[S[0]] * rx * ry <= _INTERLEAVED_CELLS:
                 stat, dof_adf = _order1_statistic(code, cols[S[0]], arities[S[0]], rx, ry, pearson)
                 p = _p_value(stat, dof_adf, rx, ry, S, arities, n, varies[u] and varies[v], adf,
                              min_rows_per_df, dependent, chdtrc)[0]

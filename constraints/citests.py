@@ -37,14 +37,15 @@ Every test object memoises results by ``(min(x, y), max(x, y), frozenset(S))`` a
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import math
 from collections import Counter
 from typing import Iterable, NamedTuple
 
 import numpy as np
+import scipy.special.cython_special as _cython_special
 from numba import njit
-from scipy.special import chdtrc
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +56,8 @@ INSUFFICIENT = ("dependent", "independent")
 # Dense stratum tables are used while q_S * r_x * r_y stays below this many cells (or 4 n_rows);
 # beyond it only the observed strata are kept (np.unique on the stratum codes).
 _DENSE_CELLS = 1 << 16
+# Tables of at most this many cells are counted in four interleaved copies (:func:`_count_table`).
+_INTERLEAVED_CELLS = 4096
 # Stratum codes are compressed before their mixed-radix product could overflow int64.
 _MAX_CODE = 1 << 40
 
@@ -91,7 +94,7 @@ def _count_table(xcol, ycol, key, q, rx, ry):
     memory cell, which otherwise serialises the loop (about 1.7x faster at 5000 rows)."""
     cells = q * rx * ry
     n = xcol.shape[0]
-    if cells > 4096:
+    if cells > _INTERLEAVED_CELLS:
         counts = np.zeros((q, rx, ry), dtype=np.int64)
         for i in range(n):
             counts[key[i], xcol[i], ycol[i]] += 1
@@ -161,6 +164,40 @@ def _table_statistic(counts, pearson):
     if not pearson:
         stat *= 2.0
     return stat, dof
+
+
+def _chdtrc_c():
+    """scipy's ``chdtrc(dof, x)`` as a ctypes function of its C entry point (3rd arg: 0)."""
+    capsule = _cython_special.__pyx_capi__["chdtrc"]
+    api = ctypes.pythonapi
+    api.PyCapsule_GetName.restype = ctypes.c_char_p
+    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    address = api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
+    return ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_int)(address)
+
+
+CHDTRC = _chdtrc_c()
+
+
+@njit(cache=True)
+def _p_value(stat, dof_adf, rx, ry, S, arities, n, both_vary, adf, min_rows_per_df, dependent,
+             chdtrc):
+    """(p, statistic, dof) of a statistic under the test's conventions (module docstring); the one
+    place the zero-dof and minimum-sample rules live, for :class:`CITest` and the batch kernels."""
+    if adf:
+        dof = float(dof_adf)
+    else:
+        dof = float((rx - 1) * (ry - 1))
+        for j in range(S.shape[0]):
+            dof *= arities[S[j]]
+    stat = max(stat, 0.0)
+    if dof == 0.0 and (S.shape[0] == 0 or min_rows_per_df == 0.0 or not both_vary):
+        return 1.0, stat, dof
+    if dof == 0.0 or n < min_rows_per_df * dof:
+        return (0.0 if dependent else 1.0), stat, dof
+    return chdtrc(dof, stat, 0), stat, dof
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
@@ -281,13 +318,11 @@ class CITest(_MemoTest):
             q = int(key.max()) + 1 if key.size else 1
         stat, dof_adf = _stratified_statistic(self._cols[x], self._cols[y], key, q, rx, ry,
                                               self.statistic == "x2")
-        dof = int(dof_adf) if self.df_adjust == "adf" else (rx - 1) * (ry - 1) * q_declared
-        stat = float(max(stat, 0.0))
-        if dof == 0 and (not S or not self.min_rows_per_df or not (self.varies[x] and self.varies[y])):
-            return CIResult(1.0, stat, 0)
-        if dof == 0 or self.n_rows < self.min_rows_per_df * dof:
-            return CIResult(0.0 if self.insufficient == "dependent" else 1.0, stat, dof)
-        return CIResult(float(chdtrc(dof, stat)), stat, dof)
+        p, stat, _ = _p_value(stat, dof_adf, rx, ry, np.asarray(S, dtype=np.int64), self.arities, self.n_rows,
+                              bool(self.varies[x] and self.varies[y]), self.df_adjust == "adf",
+                              self.min_rows_per_df, self.insufficient == "dependent", CHDTRC)
+        dof = int(dof_adf) if self.df_adjust == "adf" else (rx - 1) * (ry - 1) * q_declared  # exact int
+        return CIResult(float(p), float(stat), dof)
 
 
 class DSeparationOracle(_MemoTest):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+from graphs.dag import adjacency_from_parents
 from ilp.problem import FamilyProblem, ILPInfeasibleError
 from ilp.result import ILPResult
 from scores.table import ScoreTable
@@ -58,12 +59,7 @@ def solve_by_dp(problem: FamilyProblem, table: ScoreTable, t0: float) -> ILPResu
              "nodes": 0, "lp_iterations": 0, "cuts_applied": 0, "root_dual_bound": objective,
              "first_incumbent_s": t_build + t_solve}
     return ILPResult(
-        dag=problem.dag_of(_families_of(problem, parent_sets)), parent_sets=parent_sets,
+        dag=adjacency_from_parents(parent_sets, problem.n), parent_sets=parent_sets,
         objective=objective, dual_bound=objective, gap=0.0, status="optimal",
         names=problem.names, times={"build": t_build, "solve": t_solve}, stats=stats,
     )
-
-
-def _families_of(problem: FamilyProblem, parent_sets) -> list[int]:
-    index = {(int(problem.child[f]), ps): f for f, ps in enumerate(problem.parents)}
-    return [index[(v, tuple(ps))] for v, ps in enumerate(parent_sets)]
