@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,9 @@ from ilp.result import ILPResult
 from scores.table import ScoreTable
 
 logger = logging.getLogger(__name__)
+
+Hook = Callable[[FamilyModel], Iterable[Any]]
+"""An ``extend`` hook of :func:`solve_ilp`: adds rows and plugins to the model, returns the plugins."""
 
 
 class ILPSolveError(RuntimeError):
@@ -108,7 +111,7 @@ def solve_ilp(
     order_search: bool = True,
     warm_start: bool = True,
     scip_params: dict[str, Any] | None = None,
-    extend: Callable[[FamilyModel], Iterable[Any]] | None = None,
+    extend: Hook | Sequence[Hook] | None = None,
     dp_max_vars: int = DP_MAX_VARS,
 ) -> ILPResult:
     """Maximise the total local score over DAGs whose families are in ``table``.
@@ -130,9 +133,9 @@ def solve_ilp(
     frequency of the sink-finding heuristic (-1 off); ``order_search`` improves the heuristic's
     DAGs by local search over orders (:mod:`ilp.order_search`); ``warm_start`` seeds SCIP with the greedy
     sinks DAG; ``scip_params`` overrides any SCIP parameter. ``time_limit`` bounds SCIP's solve
-    only (validation and model building come before it). ``extend(fm)``, if given, is called on
-    the :class:`ilp.model.FamilyModel` once the plugins above are in place and before the warm
-    start; it may add variables, rows, plugins and start solutions (e.g. the treewidth bound of
+    only (validation and model building come before it). ``extend(fm)`` (or each of a sequence of
+    such hooks), if given, is called on the :class:`ilp.model.FamilyModel` once the plugins above
+    are in place and before the warm start; it may add variables, rows, plugins and start solutions (e.g. the treewidth bound of
     :mod:`ilp.elimination`) and returns its plugins: their ``error`` is re-raised after the solve
     and their ``stats`` dicts are merged into the result's.
 
@@ -147,7 +150,8 @@ def solve_ilp(
     t0 = time.perf_counter()
     _check_options(time_limit, threads, seed, subip_time_limit)
     problem = build_problem(table, required_arcs=required_arcs, forbidden_arcs=forbidden_arcs, palim=palim)
-    if extend is None and use_dp(problem, dp_max_vars):
+    hooks = () if extend is None else (extend,) if callable(extend) else tuple(extend)
+    if not hooks and use_dp(problem, dp_max_vars):
         return solve_by_dp(problem, table, t0)
     fm = build_model(problem, arc_vars=arc_vars, set_packing=set_packing, cluster_3=cluster_3)
     model = fm.model
@@ -170,7 +174,7 @@ def solve_ilp(
     model.includeHeur(heur, "sinks", "sink-finding heuristic on the LP solution", "k",
                       priority=1000, freq=sinks_freq,
                       timingmask=SCIP_HEURTIMING.AFTERLPNODE | SCIP_HEURTIMING.DURINGLPLOOP)
-    plugins = [conshdlr, heur] + list(extend(fm) if extend is not None else ())
+    plugins = [conshdlr, heur] + [plugin for hook in hooks for plugin in hook(fm)]
     warm = None
     if warm_start:
         warm = sinks_dag(problem)

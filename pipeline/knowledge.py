@@ -25,6 +25,7 @@ import itertools
 import hashlib
 import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -281,8 +282,25 @@ def _check_acyclic(arcs: list[Arc]) -> None:
 
 
 def knowledge_of(cfg) -> Knowledge:
-    """The knowledge named by a run configuration's ``required``, ``forbidden`` and ``tiers``."""
-    return read_knowledge(cfg.required, cfg.forbidden, cfg.tiers)
+    """The knowledge named by a run configuration's ``required``, ``forbidden`` and ``tiers``; the
+    files are read once per process while their size and modification time stay the same."""
+    paths = (cfg.required, cfg.forbidden, cfg.tiers)
+    try:
+        stamps = tuple(None if p is None else _stamp(Path(p)) for p in paths)
+    except OSError:  # a missing or unreadable file: read_knowledge gives the error
+        return read_knowledge(*paths)
+    return _read_stamped(paths, stamps)
+
+
+def _stamp(path: Path) -> tuple[str, int, int]:
+    stat = path.stat()
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+
+
+@lru_cache(maxsize=32)
+def _read_stamped(paths, stamps) -> Knowledge:
+    """:func:`read_knowledge` memoised on the files' stamps (``stamps`` only keys the memo)."""
+    return read_knowledge(*paths)
 
 
 SOLVERS_FOR_UNDIRECTED = ("ilp",)

@@ -61,11 +61,11 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     table = ilp.restrict_to_bags(inputs.table, inputs.bags) if cfg.within_bags else inputs.table
     if cfg.treewidth is not None:
         result = ilp.solve_bounded_treewidth(table, cfg.treewidth, **options)
-    elif inputs.start is not None:
-        from .incumbent import start_solution
-
-        result = ilp.solve_ilp(table, extend=start_solution(inputs.start), **options)
     else:
+        if inputs.start is not None:  # with the knowledge's hook, if any
+            from .incumbent import start_solution
+
+            options["extend"] = [*filter(None, [options.get("extend")]), start_solution(inputs.start)]
         result = ilp.solve_ilp(table, **options)
     summary = {k: v for k, v in result.to_dict().items() if k not in ("parent_sets", "names")}
     return Solution([tuple(int(p) for p in ps) for ps in result.parent_sets], json_ready(summary))

@@ -479,9 +479,10 @@ def solve_stage(
     if cfg.within_bags:
         keys["restrict"] = restrict.key
     resume = incumbent.Incumbents(cache, params, keys, VERSIONS["solve"])
+    warm = incumbent.supports_warm_start(cfg)  # an incumbent is kept only for a solver that can use it
 
     def compute():
-        start = resume.load() if incumbent.supports_warm_start(cfg) else None
+        start = resume.load() if warm else None
         inputs = SolveInputs(names=names, knowledge=knowledge_matrices(cfg, names),
                              start=None if start is None else start.parent_sets)
         if scores is not None:
@@ -504,7 +505,7 @@ def solve_stage(
         meta = {"result": solution.summary, "n_vars": len(solution.parent_sets)}
         if start is not None:
             meta["warm_start"] = start.summary()
-        if solve_completion(meta) != FINAL:
+        if warm and solve_completion(meta) != FINAL:
             resume.offer(solution.parent_sets, solution.summary)
         return {"parents": frame}, meta
 

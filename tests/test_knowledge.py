@@ -14,6 +14,7 @@ from constraints.citests import CITest, DSeparationOracle
 from constraints.cops import cops_restriction
 from constraints.pc import pc_skeleton
 from constraints.pmms import mmpc, pmms
+from graphs.dag import adjacency_from_parents as dag_of_parents
 from graphs.dag import find_cycle
 from graphs.random_graphs import random_dag
 from ilp import solve_ilp
@@ -25,6 +26,7 @@ from pipeline.grid import job_key, parse_grid
 from pipeline.knowledge import (KnowledgeError, add_adjacency_families, ilp_options, keep_adjacent,
                                 read_knowledge)
 from pipeline.sampling import forward_sample
+from pipeline.solvers import SolveInputs, solve_ilp_stage
 from pipeline.stages import dag_of, run_stages
 from scores.candidates import build_score_table
 from scores.table import ScoreTable
@@ -223,6 +225,25 @@ def test_ilp_under_knowledge_equals_the_brute_force_constrained_optimum(tmp_path
     assert not m.violations(result.dag) and find_cycle(result.dag) is None
     if not undirected:  # the pruned knowledge table loses no constrained optimum
         assert exact_optimum(table)[0] == pytest.approx(best, rel=1e-9, abs=1e-9)
+
+
+def test_warm_start_and_an_undirected_requirement_extend_one_ilp(tmp_path):
+    """A rerun warm-started from an incumbent keeps the knowledge's own row hook (both extend it)."""
+    ds = forward_sample(load_network("asia"), 400, 2)
+    m = _random_knowledge(tmp_path, 2, True)
+    assert m.undirected.size
+
+    def build(allowed, required):
+        return build_score_table(ds.data, ds.arities, score="bic", palim=3, names=ds.names,
+                                 allowed=allowed, required=required)
+
+    table = add_adjacency_families(build(m.restrict(None), m.required), m, m.restrict(None), build)
+    first = solve_ilp(table, **ilp_options(m))
+    again = solve_ilp_stage(RunConfig(network="asia"),
+                            SolveInputs(names=ds.names, table=table, knowledge=m, start=list(first.parent_sets)))
+    assert again.summary["status"] == "optimal"
+    assert again.summary["objective"] == pytest.approx(first.objective, rel=1e-12)
+    assert not m.violations(dag_of_parents(again.parent_sets))
 
 
 # ---------------------------------------------------------------------------- pipeline and CLI
