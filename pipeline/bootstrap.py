@@ -23,7 +23,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from .cache import Artifact, StageCache
-from .config import TABLE_SOLVERS, RunConfig
+from .config import RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -45,21 +45,15 @@ def resample_stage(cache: StageCache, cfg: RunConfig, data: Artifact, replicate:
 
 
 def learn_replicate(cfg: RunConfig, cache_root: str, cache_enabled: bool, data: Artifact,
-                    replicate: int) -> tuple[list[list[int]], str]:
-    """Learn the network of one resample (restriction, scores, solve); returns its parent sets and
-    the solver's status (a picklable job for the local pool and Dask)."""
-    from .budget import restrict_config, solve_config
-    from .stages import dag_of, restrict_stage, scores_stage, solve_stage
+                    replicate: int) -> tuple[np.ndarray, str]:
+    """Learn the network of one resample (restriction, scores, solve); returns its DAG and the
+    solver's status (a picklable job for the local pool and Dask)."""
+    from .stages import STAGES, dag_of, model_stages
 
     cache = StageCache(cache_root, enabled=cache_enabled)
     arts = {"data": resample_stage(cache, cfg, data, replicate)}
-    arts["restrict"] = restrict_stage(cache, restrict_config(cfg), arts["data"])
-    if cfg.solver in TABLE_SOLVERS:
-        arts["scores"] = scores_stage(cache, cfg, arts["data"], arts["restrict"])
-    arts["solve"] = solve_stage(cache, solve_config(cfg, arts), arts["data"], arts["restrict"], arts.get("scores"))
-    dag = dag_of(arts["solve"])
-    parents = [np.flatnonzero(dag[:, c]).tolist() for c in range(dag.shape[0])]
-    return parents, str(arts["solve"].meta["result"]["status"])
+    model_stages(arts, cache, cfg, STAGES.index("solve"))
+    return dag_of(arts["solve"]), str(arts["solve"].meta["result"]["status"])
 
 
 @dataclass
@@ -137,7 +131,6 @@ def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     processes (this process when 1), and average them at ``cfg.threshold`` or at the estimated
     threshold."""
     from graphs.averaging import arc_strengths, averaged_network, inclusion_threshold, pair_strengths
-    from graphs.dag import adjacency_from_parents
     from graphs.pdag import dag_to_cpdag
 
     from .executors import LocalExecutor
@@ -146,7 +139,7 @@ def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     local = LocalExecutor(jobs) if executor is None else None
     root = str(cache.root.resolve())
     tasks = [(cfg, root, cache.enabled, data, b) for b in range(cfg.bootstrap)]
-    results: dict[int, tuple[list[list[int]], str]] = {}
+    results: dict[int, tuple[np.ndarray, str]] = {}
     names = names_of(data)
     try:
         with tqdm(total=len(tasks), desc="bootstrap", unit="network", disable=not progress) as bar:
@@ -158,7 +151,7 @@ def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     finally:
         if local is not None:
             local.close()
-    cpdags = [dag_to_cpdag(adjacency_from_parents(results[b][0], len(names))) for b in range(len(tasks))]
+    cpdags = [dag_to_cpdag(results[b][0]) for b in range(len(tasks))]
     strength, direction = arc_strengths(cpdags)
     if cfg.threshold is None:
         threshold, rule = inclusion_threshold(pair_strengths(strength)), "Scutari & Nagarajan 2013"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -222,15 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
-    cfg = RunConfig(
-        network=args.network, data=args.data, rows=args.rows, seed=args.seed, method=args.method,
-        test=args.test, alpha=args.alpha, max_order=args.max_order, score=args.score, ess=args.ess,
-        palim=args.palim, solver=args.solver, time_limit=args.time_limit, treewidth=args.treewidth,
-        sges_bound=args.sges_bound, within_bags=args.within_bags, candidates=args.candidates,
-        cops_time_limit=args.cops_time_limit, add_candidates=args.add_candidates, required=args.required, forbidden=args.forbidden,
-        tiers=args.tiers, scores=args.scores, missing=args.missing, budget=args.budget,
-        bootstrap=args.bootstrap, threshold=args.threshold,
-    ).validated()
+    """The run's :class:`RunConfig`: every field from the option of the same name, validated."""
+    cfg = RunConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(RunConfig)}).validated()
     from .learn import check_bootstrap_stage, check_source
 
     check_source(cfg)

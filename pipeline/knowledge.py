@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.dag import find_cycle
+from graphs.dag import adjacency_from_parents, find_cycle
 
 TRUE_WORDS = {"true", "yes", "1", "t", "y"}
 FALSE_WORDS = {"false", "no", "0", "f", "n"}
@@ -357,11 +357,7 @@ def ilp_options(know: KnowledgeMatrices) -> dict:
 
 def check_solution(know: KnowledgeMatrices, parent_sets, solver: str) -> None:
     """Raise if a solver's DAG breaks the knowledge (it cannot honour it on this table)."""
-    n = len(know.names)
-    dag = np.zeros((n, n), dtype=bool)
-    for child, parents in enumerate(parent_sets):
-        dag[list(parents), child] = True
-    broken = know.violations(dag)
+    broken = know.violations(adjacency_from_parents(list(parent_sets), len(know.names)))
     if broken:
         raise KnowledgeError(f"--solver {solver} could not honour the knowledge: {'; '.join(broken[:5])}"
                              + (f" (and {len(broken) - 5} more)" if len(broken) > 5 else ""))

@@ -587,7 +587,7 @@ def run_stages(
 
 def _run_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_groups, frame) -> None:
     """The body of :func:`run_stages`, filling ``out`` stage by stage."""
-    from .budget import restrict_config, solve_config
+    from .budget import solve_config
 
     if cfg.scores is not None:
         out["scores"] = score_file_stage(cache, cfg)
@@ -597,6 +597,15 @@ def _run_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_g
         return
     out["data"] = data_stage(cache, cfg, frame)
     knowledge_matrices(cfg, out["data"])  # unknown variable names fail before the other stages
+    model_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_groups)
+
+
+def model_stages(out: dict[str, Artifact], cache: StageCache, cfg: RunConfig, last: int, progress: bool = False,
+                 n_jobs: int = 1, score_executor=None, score_groups: int = 1) -> None:
+    """The stages after the data (``out["data"]``) up to ``STAGES[last]``, into ``out``; with
+    ``cfg.budget`` the restriction and the solver get the time limits of :mod:`pipeline.budget`."""
+    from .budget import restrict_config, solve_config
+
     if last >= 1:
         out["restrict"] = restrict_stage(cache, restrict_config(cfg), out["data"], progress, n_jobs,
                                          score_executor, score_groups)
