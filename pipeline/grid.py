@@ -81,9 +81,10 @@ LIST_KEYS = {
     "sges_bounds": "sges_bound",
     "within_bags": "within_bags",
 }
-SCALAR_KEYS = {"name", "time_limit", "cops_time_limit", "budget", "baseline", "score_groups", "bootstrap", "threshold"}
+RUN_SCALAR_KEYS = ("time_limit", "cops_time_limit", "budget", "bootstrap", "threshold")
+"""Grid keys that set one :class:`RunConfig` field of the same name for every job."""
 KNOWLEDGE_KEYS = ("required", "forbidden", "tiers")
-SCALAR_KEYS |= set(KNOWLEDGE_KEYS)
+SCALAR_KEYS = {"name", "baseline", "score_groups", *RUN_SCALAR_KEYS, *KNOWLEDGE_KEYS}
 
 RESULT_COLUMNS = [
     "job", "network", "rows", "seed", "method", "candidates", "test", "alpha", "max_order", "score", "ess",
@@ -153,9 +154,7 @@ def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Gri
     ]
     knowledge = {key: str(Path(base_dir, spec[key]).resolve()) if isinstance(spec[key], str) else spec[key]
                  for key in KNOWLEDGE_KEYS if key in spec}
-    base = RunConfig(time_limit=spec.get("time_limit"), cops_time_limit=spec.get("cops_time_limit"),
-                     budget=spec.get("budget"), bootstrap=spec.get("bootstrap"), threshold=spec.get("threshold"),
-                     **knowledge)
+    base = RunConfig(**{key: spec[key] for key in RUN_SCALAR_KEYS if key in spec}, **knowledge)
     configs: list[RunConfig] = []
     seen: set[RunConfig] = set()
     for combo in itertools.product(*(values for _, values in axes)):
@@ -210,14 +209,6 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
     from .stages import VERSIONS
 
     config = cfg.as_dict()
-    if cfg.method != "candidates":  # unused: keeps the keys of jobs cached before the option existed
-        config.pop("candidates")
-    if cfg.cops_time_limit is None:  # the same, for jobs cached before the cops had a time limit
-        config.pop("cops_time_limit")
-    for key, default in (("scores", None), ("missing", "reject"), ("budget", None),  # (issue 20: old keys kept)
-                         ("bootstrap", None), ("threshold", None)):
-        if config[key] == default:
-            config.pop(key)
     for key in KNOWLEDGE_KEYS:  # files are keyed by content; no key change without knowledge
         config.pop(key)
     if cfg.has_knowledge:
