@@ -20,6 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .errors import error_reason
+
 
 class WriteError(OSError):
     """A file or folder could not be written; the message names it (and nothing was replaced)."""
@@ -27,7 +29,7 @@ class WriteError(OSError):
 
 def write_error(exc: OSError, path: str | os.PathLike) -> WriteError:
     """``exc`` as a :class:`WriteError` naming ``path``."""
-    reason = exc.strerror or str(exc)
+    reason = error_reason(exc)
     error = WriteError(f"cannot write {path}: {reason}")
     error.errno = exc.errno
     return error

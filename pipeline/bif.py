@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from graphs.dag import find_cycle
+from pipeline.errors import error_reason
 from pipeline.network import ROW_SUM_TOL, Network
 
 logger = logging.getLogger(__name__)
@@ -384,8 +385,7 @@ def read_bif(source: str | Path) -> Network:
         with opener(path, "rt", encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:  # unreadable, truncated, not text
-        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise BIFError(f"cannot read BIF file {path}: {reason}", 0) from None
+        raise BIFError(f"cannot read BIF file {path}: {error_reason(exc)}", 0) from None
     stem = path.name.split(".")[0]
     network = _parse(text, str(path), stem)
     logger.debug("read %s: %d variables, %d arcs", path, network.n_vars, network.n_edges)

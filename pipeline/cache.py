@@ -46,6 +46,7 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 
 from .atomic import replace_file
+from .errors import error_reason
 
 logger = logging.getLogger(__name__)
 
@@ -147,8 +148,7 @@ def library_versions() -> dict[str, str]:
 
 
 def _os_error(exc: OSError, what: str) -> CacheError:
-    reason = exc.strerror or str(exc)
-    return CacheError(f"cannot {what}: {reason} (choose another --cache-dir or free disk space)")
+    return CacheError(f"cannot {what}: {error_reason(exc)} (choose another --cache-dir or free disk space)")
 
 
 def manifest_checksum(manifest: Mapping[str, Any]) -> str:

@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .errors import error_reason
+
 logger = logging.getLogger(__name__)
 
 #: A numeric column with a non-integer value and more distinct values than this is continuous.
@@ -239,8 +241,7 @@ READ_ERRORS = (ValueError, OSError, EOFError, zlib.error, pd.errors.ParserError)
 
 
 def _read_error(path: Path, fmt: str, exc: BaseException) -> DataError:
-    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return DataError(f"{path}: cannot read {fmt} file: {reason}")
+    return DataError(f"{path}: cannot read {fmt} file: {error_reason(exc)}")
 
 
 def data_columns(path: str | Path) -> list[str]:

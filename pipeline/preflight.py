@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from .config import ConfigError, RunConfig
+from .errors import error_reason
 
 
 def check_readable(option: str, path: Path) -> None:
@@ -25,7 +26,7 @@ def check_readable(option: str, path: Path) -> None:
         with open(path, "rb") as fh:
             fh.read(1)
     except OSError as exc:
-        raise ConfigError(f"{option} {path}: cannot read the file: {exc.strerror or exc}") from None
+        raise ConfigError(f"{option} {path}: cannot read the file: {error_reason(exc)}") from None
 
 
 def check_writable_folder(option: str, folder: Path) -> None:
@@ -41,7 +42,7 @@ def check_writable_folder(option: str, folder: Path) -> None:
             os.close(fd)
             os.unlink(probe)
         except OSError as exc:
-            raise ConfigError(f"{option} {folder} cannot be written: {exc.strerror or exc}") from None
+            raise ConfigError(f"{option} {folder} cannot be written: {error_reason(exc)}") from None
     elif not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(f"{option} {folder} cannot be created: {existing} is not writable")
 

@@ -15,6 +15,7 @@ import pandas as pd
 from .atomic import replace_file
 from .cache import Artifact
 from .config import RunConfig
+from .errors import error_reason
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +190,7 @@ def read_results(path: Path) -> pd.DataFrame:
     try:
         frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
     except (ValueError, OSError, EOFError) as exc:  # empty, truncated, unreadable or not a table
-        raise ValueError(f"cannot read results table {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise ValueError(f"cannot read results table {path}: {error_reason(exc)}") from None
     missing = set(REPORTED_COLUMNS) - set(frame.columns)
     if missing:
         raise ValueError(f"{path} is not a grid results table (missing columns {sorted(missing)})")
