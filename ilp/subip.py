@@ -53,6 +53,9 @@ def _subip(k: int, child, parents, w, min_excess: float, time_limit: float, seed
     """Violated subsets of a component found by the sub-IP, and whether SCIP finished."""
     sub = Model("cluster-subip")
     sub.hideOutput()
+    # Ctrl-C belongs to the outer solve: a sub-SCIP catching it would reset SCIP's global
+    # interrupt flag, stop only itself and let the outer solve run on as if nothing happened.
+    sub.setParam("misc/catchctrlc", False)
     sub.setParam("limits/time", max(time_limit, 0.01))
     sub.setParam("randomization/randomseedshift", seed)
     # SCIP's cutting planes made the sub-IP ~20x slower on alarm (N=1000) root separation.

@@ -90,3 +90,34 @@ def test_sinks_heuristic_builds_a_dag(seed):
         chosen = sinks_dag(problem, weights)
         assert [problem.child[f] for f in chosen] == list(range(problem.n))
         assert is_acyclic(problem.dag_of(chosen))
+
+
+
+def test_ctrl_c_during_a_sub_ip_interrupts_the_outer_solve(monkeypatch):
+    """A SIGINT that arrives while a cluster sub-IP runs belongs to the outer solve: the sub-SCIP
+    must not catch it (it would reset SCIP's interrupt flag and the outer solve would run on)."""
+    import os
+    import signal
+
+    import ilp.cluster_cuts
+    from ilp.solve import solve_ilp
+    from ilp.subip import _subip
+
+    rng = np.random.default_rng(0)
+    k = 80  # a sub-IP of about a second
+    child = np.repeat(np.arange(k), 40)
+    parents = [rng.choice(np.delete(np.arange(k), c), size=3, replace=False).tolist() for c in child]
+    weights = rng.uniform(0.02, 0.06, size=child.size)
+
+    def interrupted_subip(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the sub-IP below runs
+        _subip(k, child, parents, weights, 1e-4, 10.0, 0)
+        return subip_clusters(*args, **kwargs)
+
+    monkeypatch.setattr(ilp.cluster_cuts, "greedy_clusters", lambda *a, **kw: [])  # always the sub-IP
+    monkeypatch.setattr(ilp.cluster_cuts, "subip_clusters", interrupted_subip)
+    try:
+        result = solve_ilp(random_table(12, seed=1), dp_max_vars=0)
+    except KeyboardInterrupt:  # interrupted before SCIP had a DAG: also the outer solve stopping
+        return
+    assert result.status == "userinterrupt"
