@@ -182,7 +182,9 @@ def bnlearn(algorithm: str) -> Callable[[Sample], np.ndarray]:
     def learn(sample: Sample) -> np.ndarray:
         with tempfile.TemporaryDirectory() as tmp:
             data, arcs = os.path.join(tmp, "data.csv"), os.path.join(tmp, "arcs.csv")
-            sample.frame.to_csv(data, index=False)
+            # bnlearn refuses a variable with one observed level; it can have no arc anyway
+            varying = [name for name in sample.frame.columns if sample.frame[name].nunique() > 1]
+            sample.frame[varying].to_csv(data, index=False)
             call = BNLEARN_CALLS[algorithm].format(alpha=ALPHA)
             script = (f"suppressMessages(library(bnlearn)); d <- read.csv('{data}', colClasses = 'factor', "
                       f"check.names = FALSE); g <- {call}; write.csv(arcs(g), '{arcs}', row.names = FALSE)")
