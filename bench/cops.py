@@ -37,8 +37,8 @@ from graphs.metrics import shd  # noqa: E402
 from graphs.moral import moral_graph  # noqa: E402
 from graphs.pdag import dag_to_cpdag  # noqa: E402
 from graphs.treewidth import treewidth_exact, treewidth_upper_bound  # noqa: E402
-from pipeline.benchmarks import load_network  # noqa: E402
-from pipeline.sampling import forward_sample  # noqa: E402
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 
 FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
 COUNT_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results" / "cops-counts.json"

@@ -48,8 +48,8 @@ def parse_score(spec: str) -> tuple[str, float]:
 
 def instance_data(network: str, n_rows: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Sampled data (seed 0) with each column recoded to its observed states, sorted."""
-    from pipeline.benchmarks import load_network
-    from pipeline.sampling import forward_sample
+    from bayesnet.catalog import load_network
+    from bayesnet.sampling import forward_sample
 
     net = load_network(network)
     data = np.asarray(forward_sample(net, n_rows, seed=0).data)

@@ -1,6 +1,6 @@
 """Compare our GES / SGES with pgmpy's and causal-learn's GES on the same sampled data.
 
-For each network: forward-sample N rows (pipeline.sampling), run
+For each network: forward-sample N rows (bayesnet.sampling), run
 
 * ours: ``search.ges.ges`` and ``search.sges.sges`` (bound parents:3) with ``scores.local``
   (BDeu ESS 1 and BIC),
@@ -32,8 +32,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from graphs.metrics import shd  # noqa: E402
 from graphs.pdag import dag_to_cpdag, pdag_to_dag  # noqa: E402
-from pipeline.benchmarks import load_network  # noqa: E402
-from pipeline.sampling import forward_sample  # noqa: E402
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 from scores.local import local_score  # noqa: E402
 from search.ges import ges  # noqa: E402
 from search.score_cache import LocalScoreCache  # noqa: E402

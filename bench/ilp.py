@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from constraints.citests import CITest  # noqa: E402
 from constraints.pc import pc_skeleton  # noqa: E402
 from ilp import solve_ilp  # noqa: E402
-from pipeline.benchmarks import load_network  # noqa: E402
-from pipeline.sampling import forward_sample  # noqa: E402
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 from scores.candidates import build_score_table  # noqa: E402
 
 

@@ -32,8 +32,8 @@ from constraints.restriction import Restriction  # noqa: E402
 from pipeline.cache import StageCache  # noqa: E402
 from pipeline.config import RunConfig  # noqa: E402
 from pipeline.stages import run_stages  # noqa: E402
-from pipeline.benchmarks import load_network  # noqa: E402
-from pipeline.sampling import forward_sample  # noqa: E402
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.benchmarks import load_network  # noqa: E402
-from pipeline.sampling import forward_sample  # noqa: E402
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 
 NETWORKS = ["alarm", "hailfinder", "pathfinder", "link", "diabetes", "munin"]
 

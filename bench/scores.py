@@ -33,8 +33,8 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipeline.benchmarks import load_network  # noqa: E402
-from pipeline.sampling import forward_sample  # noqa: E402
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 from scores.candidates import build_score_table  # noqa: E402
 from scores.local import local_score  # noqa: E402
 

@@ -29,7 +29,7 @@ _LAZY = {
     "learn": ("pipeline.learn", "learn"),
     "LearnResult": ("pipeline.learned", "LearnResult"),
     "RunConfig": ("pipeline.config", "RunConfig"),
-    "list_networks": ("pipeline.benchmarks", "list_networks"),
+    "list_networks": ("bayesnet.catalog", "list_networks"),
     "main": ("pipeline.cli", "main"),
 }
 

@@ -1,4 +1,5 @@
-"""The base class of every error the project raises on purpose, so callers can catch them all."""
+"""The base class of every error the project raises on purpose, so callers can catch them all,
+and the one-line reason an I/O error gives."""
 
 from __future__ import annotations
 
@@ -10,3 +11,8 @@ class HybridBNError(Exception):
     ``ValueError``), so ``except hybridbn.HybridBNError`` catches the project's own errors and
     nothing else.
     """
+
+
+def error_reason(exc: BaseException) -> str:
+    """The OS's words for ``exc`` (``strerror``), else its message, else its type's name."""
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .errors import error_reason
+from hybridbn.errors import error_reason
 
 
 class WriteError(OSError):

@@ -46,7 +46,7 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 
 from .atomic import replace_file
-from .errors import error_reason
+from hybridbn.errors import error_reason
 
 logger = logging.getLogger(__name__)
 

@@ -269,7 +269,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .report import format_network_list
 
     if args.list_networks:
-        from .benchmarks import network_summary
+        from bayesnet.catalog import network_summary
 
         print(format_network_list(network_summary()))
         return 0

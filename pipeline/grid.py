@@ -137,7 +137,7 @@ def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Gri
         raise GridError(f"unknown grid key {unknown[0]!r} (known keys: {known})")
     if "networks" not in spec:
         raise GridError("grid file must name at least one network: networks = [\"asia\", ...]")
-    from .benchmarks import UnknownNetworkError, check_network, is_network_file
+    from bayesnet.catalog import UnknownNetworkError, check_network, is_network_file
 
     networks = [str(Path(base_dir, net).resolve()) if isinstance(net, str) and is_network_file(net) else net
                 for net in _as_list("networks", spec["networks"])]

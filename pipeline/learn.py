@@ -97,7 +97,7 @@ def check_source(cfg: RunConfig) -> None:
     from .preflight import check_readable
 
     if cfg.network is not None:
-        from .benchmarks import UnknownNetworkError, check_network, is_network_file
+        from bayesnet.catalog import UnknownNetworkError, check_network, is_network_file
 
         if is_network_file(cfg.network) and Path(cfg.network).exists():
             check_readable("--network", Path(cfg.network))

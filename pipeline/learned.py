@@ -135,9 +135,9 @@ class LearnResult:
 
     # ------------------------------------------------------------------------ parameters
     def parameters(self, method: str = "bayes") -> Any:
-        """The DAG with CPTs fitted to the data (:class:`pipeline.network.Network`): ``"bayes"``
+        """The DAG with CPTs fitted to the data (:class:`bayesnet.network.Network`): ``"bayes"``
         (BDeu-consistent Dirichlet prior of size ``ess``) or ``"mle"``."""
-        from .parameters import fit_cpts
+        from bayesnet.fitting import fit_cpts
         from .stages import dataset_of
 
         if "data" not in self.artifacts:
@@ -165,7 +165,7 @@ class LearnResult:
 
     def to_bif(self, method: str = "bayes") -> str:
         """BIF text of the DAG with fitted CPTs (see :meth:`parameters`)."""
-        from .bif import format_bif
+        from bayesnet.bif import format_bif
 
         return format_bif(self.parameters(method))
 

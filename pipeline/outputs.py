@@ -2,7 +2,7 @@
 
 * ``edges.csv``: one row per arc of the learned DAG;
 * ``network.dot``: Graphviz drawing of its CPDAG (compelled arcs vs reversible edges);
-* ``network.bif``: the DAG with CPTs fitted to the data (``pipeline.parameters.fit_cpts``,
+* ``network.bif``: the DAG with CPTs fitted to the data (``bayesnet.fitting.fit_cpts``,
   Bayesian with a BDeu-consistent Dirichlet prior by default, or maximum likelihood);
 * ``model.txt``: bnlearn model string ``[A][B|A]...`` (left out, with a warning, when a variable
   name holds one of ``[ ] | :``);
@@ -68,8 +68,8 @@ def write_outputs(
     from graphs.export import to_dot, to_edge_frame, to_model_string
     from graphs.pdag import dag_to_cpdag
 
-    from .bif import write_bif
-    from .parameters import fit_cpts
+    from bayesnet.bif import write_bif
+    from bayesnet.fitting import fit_cpts
 
     from .pictures import FORMATS, write_pictures
 

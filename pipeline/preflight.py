@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from .config import ConfigError, RunConfig
-from .errors import error_reason
+from hybridbn.errors import error_reason
 
 
 def check_readable(option: str, path: Path) -> None:
@@ -53,10 +53,10 @@ def n_variables(cfg: RunConfig) -> int | None:
     if cfg.scores is not None:
         return None
     if cfg.network is not None:
-        from .benchmarks import load_network
+        from bayesnet.catalog import load_network
 
         return load_network(cfg.network).n_vars
-    from .dataset import data_columns
+    from bayesnet.dataset import data_columns
 
     return len(data_columns(Path(str(cfg.data))))
 

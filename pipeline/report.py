@@ -15,7 +15,7 @@ import pandas as pd
 from .atomic import replace_file
 from .cache import Artifact
 from .config import RunConfig
-from .errors import error_reason
+from hybridbn.errors import error_reason
 
 logger = logging.getLogger(__name__)
 

@@ -68,7 +68,7 @@ def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = N
     """Sample ``cfg.rows`` rows from a benchmark network (seed ``cfg.seed``), read ``cfg.data``,
     or encode ``frame`` (a table given in Python, keyed by its content); with ``cfg.missing ==
     "drop"`` the rows of a file or frame with a missing cell are dropped and counted."""
-    dataset_module = "pipeline.dataset"
+    dataset_module = "bayesnet.dataset"
     if frame is not None:
         params: dict[str, Any] = {"frame": frame_sha256(frame)}
 
@@ -77,7 +77,7 @@ def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = N
             return {"data": dataset.to_frame()}, _data_meta(dataset, None, dropped)
 
     elif cfg.network is not None:
-        benchmarks = _module("pipeline.benchmarks", "data")
+        benchmarks = _module("bayesnet.catalog", "data")
         benchmarks.check_network(cfg.network)
         network_ref = cfg.network
         params = {"network": network_ref, "rows": cfg.rows, "seed": cfg.seed}
@@ -87,7 +87,7 @@ def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = N
 
         def compute():
             network = benchmarks.load_network(network_ref)
-            sampling = _module("pipeline.sampling", "data")
+            sampling = _module("bayesnet.sampling", "data")
             dataset = sampling.forward_sample(network, cfg.rows, cfg.seed)
             return {"data": dataset.to_frame()}, _data_meta(dataset, network_ref)
 
@@ -105,7 +105,7 @@ def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = N
     if cfg.missing != "reject" and cfg.network is None:  # (absent by default: old keys unchanged)
         params["missing"] = cfg.missing
     return cache.get_or_compute("data", VERSIONS["data"], params, {}, compute,
-                                _imports("data", "pipeline.benchmarks", "pipeline.sampling", dataset_module))
+                                _imports("data", "bayesnet.catalog", "bayesnet.sampling", dataset_module))
 
 
 def frame_sha256(frame: pd.DataFrame) -> str:
@@ -125,8 +125,8 @@ def _data_meta(dataset, network: str | None, dropped: int = 0) -> dict[str, Any]
 
 
 def dataset_of(art: Artifact):
-    """The :class:`pipeline.dataset.Dataset` stored in a data artifact."""
-    return _module("pipeline.dataset", "data").Dataset.from_frame(art.frames["data"], warn=False)
+    """The :class:`bayesnet.dataset.Dataset` stored in a data artifact."""
+    return _module("bayesnet.dataset", "data").Dataset.from_frame(art.frames["data"], warn=False)
 
 
 # ----------------------------------------------------------------------------------- restrict
@@ -527,7 +527,7 @@ def dag_of(art: Artifact) -> np.ndarray:
 # ----------------------------------------------------------------------------------- evaluate
 
 def true_dag(network_name: str) -> np.ndarray:
-    network = _module("pipeline.benchmarks", "evaluate").load_network(network_name)
+    network = _module("bayesnet.catalog", "evaluate").load_network(network_name)
     return np.asarray(network.adjacency, dtype=bool)
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import hybridbn
-from pipeline.bif import read_bif
+from bayesnet.bif import read_bif
 from pipeline.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

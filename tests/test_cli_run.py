@@ -47,7 +47,7 @@ def test_full_run_writes_outputs_and_second_run_hits_cache(cli, dirs, tmp_path):
     assert record["config"]["rows"] == 500 and record["stages"]["solve"]["meta"]["result"]["gap"] == 0
     edges = pd.read_csv(folders[0] / "edges.csv")
     assert len(edges) == record["stages"]["solve"]["meta"]["result"]["n_edges"]
-    from pipeline.bif import read_bif
+    from bayesnet.bif import read_bif
 
     fitted = read_bif(folders[0] / "network.bif")
     assert fitted.n_edges == len(edges) and fitted.n_vars == 8
@@ -82,8 +82,8 @@ def test_user_data_file_has_no_truth(cli, dirs, tmp_path):
 
 
 def test_network_from_a_bif_file_is_sampled_and_evaluated(cli, dirs, tmp_path, monkeypatch):
-    from pipeline.benchmarks import load_network
-    from pipeline.bif import write_bif
+    from bayesnet.catalog import load_network
+    from bayesnet.bif import write_bif
 
     net = load_network("asia")
     write_bif(net, tmp_path / "mine.bif")
@@ -120,7 +120,7 @@ def test_names_without_a_model_string_and_both_cpt_estimates(cli, dirs, tmp_path
         assert {p.name for p in folder.iterdir()} == {"edges.csv", "network.dot", "network.bif", "result.json",
                                                       "network.png", "network.svg"}  # no truth to compare
         assert json.loads((folder / "result.json").read_text())["cpt"] == cpt
-    from pipeline.bif import read_bif
+    from bayesnet.bif import read_bif
 
     assert read_bif(folders["mle"] / "network.bif").variables == ["dose[mg]", "ratio a:b", "c"]
 

@@ -8,8 +8,8 @@ import pytest
 from scipy.stats import chi2, chi2_contingency
 
 from constraints.citests import CIResult, CITest, CITestError, DSeparationOracle
-from pipeline.benchmarks import load_network
-from pipeline.sampling import forward_sample
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 
 
 def _random_data(rng, n, arities, dep=True):

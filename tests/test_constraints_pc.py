@@ -6,8 +6,8 @@ import pytest
 from constraints.citests import CITest, DSeparationOracle
 from constraints.pc import PCError, orient_v_structures, pc, pc_skeleton
 from graphs.pdag import dag_to_cpdag
-from pipeline.benchmarks import load_network
-from pipeline.sampling import forward_sample
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 
 FAST = ["asia", "cancer", "earthquake", "survey", "sachs", "child", "alarm"]
 SLOW = ["insurance", "win95pts"]  # water, hepar2: unbounded-order oracle PC runs for minutes

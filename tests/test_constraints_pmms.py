@@ -8,7 +8,7 @@ import pytest
 from constraints.citests import CITest, DSeparationOracle
 from constraints.pmms import mmpc, pmms
 from graphs.random_graphs import random_dag
-from pipeline.benchmarks import load_network
+from bayesnet.catalog import load_network
 
 
 def _truth(name):

@@ -20,7 +20,7 @@ from constraints.cops_oracle import BitsetIndependence, CountingOracle, OracleTi
 from graphs.bitsets import bits, to_mask, to_tuple
 from graphs.dsep import DSeparation
 from graphs.random_graphs import random_dag
-from pipeline.benchmarks import load_network
+from bayesnet.catalog import load_network
 
 
 def lauritzen_separated(A, x, y, S):

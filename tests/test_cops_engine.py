@@ -15,7 +15,7 @@ from constraints.cops_engine import MAX_ENGINE_VARS, MAX_PASSES, ExactCountingOr
 from constraints.cops_oracle import CountingOracle
 from graphs.dsep import DSeparation
 from graphs.random_graphs import random_dag
-from pipeline.benchmarks import load_network
+from bayesnet.catalog import load_network
 
 
 class PythonPath:

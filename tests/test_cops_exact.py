@@ -15,7 +15,7 @@ from graphs.pdag import dag_to_cpdag
 from graphs.random_graphs import random_dag
 from graphs.treedec import validate_tree_decomposition
 from graphs.treewidth import treewidth_exact
-from pipeline.benchmarks import load_network
+from bayesnet.catalog import load_network
 
 
 def dsep_oracle(A):

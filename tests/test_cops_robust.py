@@ -21,8 +21,8 @@ from graphs.dsep import DSeparation
 from graphs.metrics import shd
 from graphs.pdag import dag_to_cpdag
 from graphs.treedec import TreeDecomposition, validate_tree_decomposition
-from pipeline.benchmarks import load_network
-from pipeline.sampling import forward_sample
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 
 
 def complete_dag(n):

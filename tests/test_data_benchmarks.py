@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pipeline.benchmarks import UnknownNetworkError, list_networks, load_network, network_summary
+from bayesnet.catalog import UnknownNetworkError, list_networks, load_network, network_summary
 
 
 def test_list_networks_is_sorted_and_complete():
@@ -38,7 +38,7 @@ def test_network_summary_rows():
 
 
 def test_a_bif_file_is_a_network(tmp_path):
-    from pipeline.bif import write_bif
+    from bayesnet.bif import write_bif
 
     path = tmp_path / "Mine.BIF.GZ"
     write_bif(load_network("asia"), path)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from pipeline.benchmarks import NETWORK_DIR, list_networks, load_network
-from pipeline.bif import BIFError, format_bif, read_bif, write_bif
+from bayesnet.catalog import NETWORK_DIR, list_networks, load_network
+from bayesnet.bif import BIFError, format_bif, read_bif, write_bif
 
 # (variables, arcs) as published by the bnlearn repository
 KNOWN_COUNTS = {
@@ -164,7 +164,7 @@ def test_missing_file():
 
 
 def test_odd_names_round_trip(tmp_path):
-    from pipeline.network import Network
+    from bayesnet.network import Network
 
     odd = ["a b", 'q"x', "back\\slash", "c,d", "e/f", "//g", "é", "", "(h)", "table", "1.5"]
     net = Network(

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.benchmarks import load_network
-from pipeline.dataset import (
+from bayesnet.catalog import load_network
+from bayesnet.dataset import (
     MAX_FRACTIONAL_STATES,
     DataError,
     Dataset,
@@ -15,7 +15,7 @@ from pipeline.dataset import (
     read_dataset,
     write_dataset,
 )
-from pipeline.sampling import forward_sample
+from bayesnet.sampling import forward_sample
 
 
 def test_state_order_rules():

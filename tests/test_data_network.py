@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from pipeline.benchmarks import load_network
-from pipeline.network import Network, NetworkError, parent_config_index
+from bayesnet.catalog import load_network
+from bayesnet.network import Network, NetworkError, parent_config_index
 
 
 def small() -> Network:

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from pipeline.benchmarks import load_network
-from pipeline.bif import read_bif, write_bif
-from pipeline.dataset import Dataset
-from pipeline.parameters import fit_cpts
-from pipeline.sampling import forward_sample
+from bayesnet.catalog import load_network
+from bayesnet.bif import read_bif, write_bif
+from bayesnet.dataset import Dataset
+from bayesnet.fitting import fit_cpts
+from bayesnet.sampling import forward_sample
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pipeline.benchmarks import load_network
-from pipeline.network import Network
-from pipeline.sampling import forward_sample
+from bayesnet.catalog import load_network
+from bayesnet.network import Network
+from bayesnet.sampling import forward_sample
 
 SMALL = ["asia", "cancer", "earthquake", "survey", "sachs", "child"]
 N_ROWS = 20_000

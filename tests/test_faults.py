@@ -324,7 +324,7 @@ def test_bad_input_files_exit_2_naming_the_file(tmp_path, case):
         path = truncated_gzip(tmp_path / "d.csv.gz", "a,b\n" + "x,y\n" * 5000)
         args = ["--data", path]
     elif case == "bif.gz":
-        text = (REPO / "pipeline" / "networks" / "asia.bif.gz").read_bytes()
+        text = (REPO / "bayesnet" / "networks" / "asia.bif.gz").read_bytes()
         path = truncated_gzip(tmp_path / "n.bif.gz", gzip.decompress(text).decode())
         args = ["--network", path]
     elif case == "unreadable":  # reading /proc/self/mem at offset 0 fails, even for root

@@ -213,10 +213,10 @@ def test_random_k_tree_seeded():
     "name, width", [("asia", 2), ("sachs", 3), ("child", 3), ("alarm", 4), ("hailfinder", 4), ("hepar2", 6)]
 )
 def test_benchmark_network_treewidths(name, width):
-    benchmarks = pytest.importorskip("pipeline.benchmarks")
+    catalog = pytest.importorskip("bayesnet.catalog")
     from graphs.treewidth import dag_treewidth
 
-    A = benchmarks.load_network(name).adjacency
+    A = catalog.load_network(name).adjacency
     res = dag_treewidth(A)
     assert res.width == width == treewidth_lower_bound(moral_graph(A))
     assert res.decomposition.validate(moral_graph(A)) == width

@@ -6,8 +6,8 @@ import pytest
 
 from graphs.dag import is_acyclic
 from ilp import solve_ilp
-from pipeline.benchmarks import load_network
-from pipeline.sampling import forward_sample
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 from scores.candidates import build_score_table
 from search.exact_dp import exact_optimum
 

@@ -18,14 +18,14 @@ from graphs.dag import adjacency_from_parents as dag_of_parents
 from graphs.dag import find_cycle
 from graphs.random_graphs import random_dag
 from ilp import solve_ilp
-from pipeline.benchmarks import load_network
+from bayesnet.catalog import load_network
 from pipeline.cache import StageCache
 from pipeline.cli import main
 from pipeline.config import RunConfig
 from pipeline.grid import job_key, parse_grid
 from pipeline.knowledge import (KnowledgeError, add_adjacency_families, ilp_options, keep_adjacent,
                                 read_knowledge)
-from pipeline.sampling import forward_sample
+from bayesnet.sampling import forward_sample
 from pipeline.solvers import SolveInputs, solve_ilp_stage
 from pipeline.stages import dag_of, run_stages
 from scores.candidates import build_score_table

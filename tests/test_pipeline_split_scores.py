@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.benchmarks import load_network
+from bayesnet.catalog import load_network
 from pipeline.cache import StageCache
 from pipeline.executors import DaskExecutor, LocalExecutor
 from pipeline.grid import parse_grid, run_grid
-from pipeline.sampling import forward_sample
+from bayesnet.sampling import forward_sample
 from pipeline.split_scores import split_score_table
 from scores.candidates import build_score_table
 

@@ -116,8 +116,8 @@ def test_exact_optimum_unchanged_by_pruning():
 @pytest.mark.parametrize("network,n_rows", [("asia", 1000), ("cancer", 500), ("sachs", 2000)])
 def test_exact_optimum_unchanged_on_benchmarks(network, n_rows):
     exact_dp = pytest.importorskip("search.exact_dp")
-    from pipeline.benchmarks import load_network
-    from pipeline.sampling import forward_sample
+    from bayesnet.catalog import load_network
+    from bayesnet.sampling import forward_sample
 
     ds = forward_sample(load_network(network), n_rows, seed=7)
     for score in ("bdeu", "bic"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.benchmarks import load_network
-from pipeline.sampling import forward_sample
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 from scores.candidates import build_score_table
 from scores.identification import (IdentificationError, conditional_gains, identify_candidates, pairwise_gains,
                                    select_candidates)

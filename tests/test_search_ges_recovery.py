@@ -38,8 +38,8 @@ def test_random_models_recovered(n, seed):
 
 @pytest.mark.parametrize("name", ["cancer", "earthquake", "survey", "asia"])
 def test_benchmark_networks_recovered(name):
-    benchmarks = pytest.importorskip("pipeline.benchmarks")
-    net = benchmarks.load_network(name)
+    catalog = pytest.importorskip("bayesnet.catalog")
+    net = catalog.load_network(name)
     score = OracleScore(net.parents, net.cpts)
     truth = dag_to_cpdag(net.adjacency)
     assert np.array_equal(ges(score, net.n_vars).cpdag, truth)

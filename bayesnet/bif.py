@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bayesnet.network import ROW_SUM_TOL, Network
 from graphs.dag import find_cycle
-from pipeline.errors import error_reason
-from pipeline.network import ROW_SUM_TOL, Network
+from hybridbn.errors import error_reason
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Variables are drawn in topological order. For each variable, every row's parent configuration
 index is computed in mixed radix (last parent fastest, matching the CPT layout of
-:class:`pipeline.network.Network`), and the state is drawn by inverse CDF: with ``c`` the
+:class:`bayesnet.network.Network`), and the state is drawn by inverse CDF: with ``c`` the
 cumulative row of that configuration and ``u ~ U[0, 1)``, the state is ``#{k < r-1 : c_k <= u}``.
 """
 
@@ -12,8 +12,8 @@ import logging
 
 import numpy as np
 
-from pipeline.dataset import Dataset, code_dtype, transpose_codes
-from pipeline.network import Network, parent_config_index
+from bayesnet.dataset import Dataset, code_dtype, transpose_codes
+from bayesnet.network import Network, parent_config_index
 
 logger = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ import logging
 
 import numpy as np
 
-from pipeline.dataset import Dataset
-from pipeline.network import Network, parent_config_index
+from bayesnet.dataset import Dataset
+from bayesnet.network import Network, parent_config_index
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import error_reason
+from hybridbn.errors import error_reason
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The vendored bnlearn benchmark networks (``pipeline/networks/*.bif.gz``, see PROVENANCE.md),
+"""The vendored bnlearn benchmark networks (``bayesnet/networks/*.bif.gz``, see PROVENANCE.md),
 and networks of the user's own, given as BIF files."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from pipeline.bif import read_bif
-from pipeline.network import Network
+from bayesnet.bif import read_bif
+from bayesnet.network import Network
 
 NETWORK_DIR = Path(__file__).resolve().parent / "networks"
 _SUFFIX = ".bif.gz"
