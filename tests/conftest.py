@@ -1,4 +1,4 @@
-"""Fixtures shared by the test modules."""
+"""Fixtures shared by the test modules (plain helper functions are in helpers.py)."""
 
 import pytest
 

@@ -13,6 +13,7 @@ import random
 
 import numpy as np
 import pytest
+from helpers import cops_fingerprint, lauritzen_separated
 
 from constraints.citests import DSeparationOracle
 from constraints.cops import cops_and_robbers
@@ -21,38 +22,6 @@ from graphs.bitsets import bits, to_mask, to_tuple
 from graphs.dsep import DSeparation
 from graphs.random_graphs import random_dag
 from bayesnet.catalog import load_network
-
-
-def lauritzen_separated(A, x, y, S):
-    """x _||_ y | S iff S separates them in the moral graph of An({x, y} u S) (Lauritzen et al. 1990)."""
-    keep = {x, y, *S}
-    stack = list(keep)
-    while stack:
-        v = stack.pop()
-        for u in np.flatnonzero(A[:, v]):
-            if int(u) not in keep:
-                keep.add(int(u))
-                stack.append(int(u))
-    nbrs = {v: set() for v in keep}
-    for v in keep:
-        parents = [int(u) for u in np.flatnonzero(A[:, v])]
-        for u in parents:
-            nbrs[u].add(v)
-            nbrs[v].add(u)
-        for i, u in enumerate(parents):
-            for w in parents[i + 1:]:
-                nbrs[u].add(w)
-                nbrs[w].add(u)
-    seen, stack = {x}, [x]
-    while stack:
-        v = stack.pop()
-        for u in nbrs[v]:
-            if u == y:
-                return False
-            if u not in seen and u not in S:
-                seen.add(u)
-                stack.append(u)
-    return True
 
 
 def random_query(rng, n):
@@ -183,19 +152,13 @@ def test_oracle_rejects_out_of_range_nodes_and_times_out_in_batches():
         timed.dependents(0, 0b11110, 0)  # calls 3..6 cross a multiple of check_every
 
 
-def fingerprint(res):
-    return (res.status, res.k, res.tests_by_order, res.n_distinct_tests,
-            [sorted(b) for b in res.raw_decomposition.bags], res.raw_decomposition.edges,
-            sorted(res.separating_sets.items()), res.cpdag.tobytes(), res.skeleton.tobytes())
-
-
 @pytest.mark.parametrize("n,p,seed", [(8, 0.3, 0), (11, 0.35, 1), (16, 0.15, 2), (24, 0.1, 0)])
 def test_bitset_oracle_run_equals_tuple_oracle_run(n, p, seed):
     A = random_dag(n, p, seed=seed)
     ds = DSeparation(A)
     via_tuples = cops_and_robbers(lambda x, y, S: ds.separated(x, y, S), n)
     via_bits = cops_and_robbers(DSeparation(A), n)
-    assert fingerprint(via_bits) == fingerprint(via_tuples)
+    assert cops_fingerprint(via_bits) == cops_fingerprint(via_tuples)
 
 
 @pytest.mark.parametrize("name", ["asia", "sachs", "child"])
@@ -204,7 +167,7 @@ def test_bitset_oracle_run_equals_tuple_oracle_run_on_networks(name):
     ds = DSeparation(A)
     via_tuples = cops_and_robbers(lambda x, y, S: ds.separated(x, y, S), A.shape[0])
     via_bits = cops_and_robbers(DSeparation(A), A.shape[0])
-    assert fingerprint(via_bits) == fingerprint(via_tuples)
+    assert cops_fingerprint(via_bits) == cops_fingerprint(via_tuples)
 
 
 def test_bitset_oracle_of_the_wrong_size_is_rejected():

@@ -9,6 +9,7 @@ import random
 
 import numpy as np
 import pytest
+from helpers import cops_fingerprint
 
 from constraints.cops import cops_and_robbers
 from constraints.cops_engine import MAX_ENGINE_VARS, MAX_PASSES, ExactCountingOracle
@@ -32,27 +33,19 @@ class PythonPath:
         return self.ds.connected_bits(x, targets, z)
 
 
-def fingerprint(res):
-    return (res.status, res.k, res.k_lower_bound, res.tests_by_order, res.n_distinct_tests,
-            res.components, res.component_widths,
-            [sorted(b) for b in res.raw_decomposition.bags], res.raw_decomposition.edges,
-            [sorted(b) for b in res.tree_decomposition.bags], res.tree_decomposition.edges,
-            sorted(res.separating_sets.items()), res.cpdag.tobytes(), res.skeleton.tobytes())
-
-
 @pytest.mark.parametrize("n,p,seed", [(2, 0.5, 0), (5, 0.6, 1), (9, 0.3, 2), (12, 0.5, 3), (16, 0.25, 4),
                                       (20, 0.15, 5), (30, 0.08, 6), (64, 0.025, 7), (70, 0.02, 8),
                                       (100, 0.02, 9), (128, 0.01, 11)])
 def test_engine_run_equals_python_run_on_random_dags(n, p, seed):
     A = random_dag(n, p, seed=seed)
-    assert fingerprint(cops_and_robbers(DSeparation(A), n)) == fingerprint(cops_and_robbers(PythonPath(A), n))
+    assert cops_fingerprint(cops_and_robbers(DSeparation(A), n)) == cops_fingerprint(cops_and_robbers(PythonPath(A), n))
 
 
 @pytest.mark.parametrize("name", ["asia", "sachs", "child", "alarm"])
 def test_engine_run_equals_python_run_on_networks(name):
     A = load_network(name).adjacency
     n = A.shape[0]
-    assert fingerprint(cops_and_robbers(DSeparation(A), n)) == fingerprint(cops_and_robbers(PythonPath(A), n))
+    assert cops_fingerprint(cops_and_robbers(DSeparation(A), n)) == cops_fingerprint(cops_and_robbers(PythonPath(A), n))
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -6,28 +6,10 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import random_table
 
 from scores.table import ScoreTable, ScoreTableError
 from search.exact_dp import ExactDPError, exact_optimum
-
-
-def random_table(n: int, seed: int, palim: int = 3, keep: float = 1.0, empty: bool = True) -> ScoreTable:
-    """Random scores for the parent sets of size <= palim; a fraction ``keep`` of non-empty sets
-    is kept per child (restricted candidate lists), the empty set only if ``empty``."""
-    rng = np.random.default_rng(seed)
-    families = []
-    for v in range(n):
-        others = [u for u in range(n) if u != v]
-        fam = {}
-        for k in range(0, min(palim, n - 1) + 1):
-            for ps in itertools.combinations(others, k):
-                if (k == 0 and empty) or (k > 0 and rng.random() < keep):
-                    # Larger sets score better on average so optima have arcs.
-                    fam[ps] = float(-rng.gamma(5.0) * 10 + 6.0 * k * rng.random())
-        if not fam:
-            fam[(others[0],) if others else ()] = -1.0
-        families.append(fam)
-    return ScoreTable(n_vars=n, families=families)
 
 
 def _is_acyclic(adj: np.ndarray) -> bool:

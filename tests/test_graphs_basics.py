@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.sparse.csgraph import connected_components
+from helpers import adjacency, lauritzen_separated
 
 from graphs.dag import (
     adjacency_from_parents,
@@ -19,19 +19,12 @@ from graphs.pdag import dag_to_cpdag, meek_closure, pdag_to_dag, skeleton, v_str
 from graphs.random_graphs import random_dag
 
 
-def edges(*pairs, n):
-    A = np.zeros((n, n), dtype=bool)
-    for i, j in pairs:
-        A[i, j] = True
-    return A
-
-
 # asia: 0 asia, 1 tub, 2 smoke, 3 lung, 4 bronc, 5 either, 6 xray, 7 dysp
-ASIA = edges((0, 1), (2, 3), (2, 4), (1, 5), (3, 5), (5, 6), (4, 7), (5, 7), n=8)
+ASIA = adjacency((0, 1), (2, 3), (2, 4), (1, 5), (3, 5), (5, 6), (4, 7), (5, 7), n=8)
 
 
 def test_topological_order_and_cycles():
-    A = edges((3, 1), (1, 0), (2, 0), n=4)
+    A = adjacency((3, 1), (1, 0), (2, 0), n=4)
     order = topological_order(A)
     assert order == [2, 3, 1, 0]
     assert is_acyclic(A) and find_cycle(A) is None
@@ -63,7 +56,7 @@ def test_parent_sets_round_trip_and_errors():
     ps = [(), (0,), (0, 1), (2,)]
     A = adjacency_from_parents(ps, 4)
     assert parents_from_adjacency(A) == ps
-    assert np.array_equal(adjacency_from_parents({1: [0], 3: (2,)}, 4), edges((0, 1), (2, 3), n=4))
+    assert np.array_equal(adjacency_from_parents({1: [0], 3: (2,)}, 4), adjacency((0, 1), (2, 3), n=4))
     with pytest.raises(ValueError, match="itself"):
         adjacency_from_parents([(0,)], 1)
     with pytest.raises(ValueError, match="out of range"):
@@ -185,31 +178,31 @@ def test_extensions_reproduce_cpdag():
 
 def test_pdag_to_dag_without_extension():
     # 4-cycle a-b-c-d-a undirected has no extension without a new v-structure (chordless cycle)
-    P = edges((0, 1), (1, 2), (2, 3), (3, 0), n=4)
+    P = adjacency((0, 1), (1, 2), (2, 3), (3, 0), n=4)
     P = P | P.T
     with pytest.raises(ValueError, match="no consistent DAG extension"):
         pdag_to_dag(P)
     # directed cycle
     with pytest.raises(ValueError):
-        pdag_to_dag(edges((0, 1), (1, 2), (2, 0), n=3))
+        pdag_to_dag(adjacency((0, 1), (1, 2), (2, 0), n=3))
     # a directed edge plus an undirected one that would need a new v-structure: 0->1-2, 0, 2 apart
-    P = edges((0, 1), (1, 2), (2, 1), n=3)
-    assert np.array_equal(pdag_to_dag(P), edges((0, 1), (1, 2), n=3))
+    P = adjacency((0, 1), (1, 2), (2, 1), n=3)
+    assert np.array_equal(pdag_to_dag(P), adjacency((0, 1), (1, 2), n=3))
 
 
 def test_meek_rules_individually():
     # R1: 0->1-2 => 1->2
-    P = edges((0, 1), (1, 2), (2, 1), n=3)
-    assert np.array_equal(meek_closure(P), edges((0, 1), (1, 2), n=3))
+    P = adjacency((0, 1), (1, 2), (2, 1), n=3)
+    assert np.array_equal(meek_closure(P), adjacency((0, 1), (1, 2), n=3))
     # R2: 0->1->2 and 0-2 => 0->2
-    P = edges((0, 1), (1, 2), (0, 2), (2, 0), n=3)
-    assert np.array_equal(meek_closure(P), edges((0, 1), (1, 2), (0, 2), n=3))
+    P = adjacency((0, 1), (1, 2), (0, 2), (2, 0), n=3)
+    assert np.array_equal(meek_closure(P), adjacency((0, 1), (1, 2), (0, 2), n=3))
     # R3: 0-1, 0-2, 0-3, 1->3<-2, 1,2 non-adjacent => 0->3
-    P = edges((0, 1), (1, 0), (0, 2), (2, 0), (0, 3), (3, 0), (1, 3), (2, 3), n=4)
+    P = adjacency((0, 1), (1, 0), (0, 2), (2, 0), (0, 3), (3, 0), (1, 3), (2, 3), n=4)
     Q = meek_closure(P)
     assert Q[0, 3] and not Q[3, 0] and Q[0, 1] and Q[1, 0]
     # R4: 0-1, 1->2->3, 0-3, 0-2 (i=0, k=1, l=2, j=3; 1,3 non-adjacent) => 0->3
-    P = edges((0, 1), (1, 0), (1, 2), (2, 3), (0, 3), (3, 0), (0, 2), (2, 0), n=4)
+    P = adjacency((0, 1), (1, 0), (1, 2), (2, 3), (0, 3), (3, 0), (0, 2), (2, 0), n=4)
     Q = meek_closure(P, rules=(4,))
     assert Q[0, 3] and not Q[3, 0]
     assert np.array_equal(meek_closure(P, rules=(1,)), P)
@@ -233,28 +226,6 @@ def test_meek_closure_idempotent_and_sound():
         assert np.array_equal(meek_closure(Q), Q)
         assert not (Q & ~Q.T & A.T).any()  # never orients against the true DAG
         assert np.array_equal(skeleton(Q), skeleton(A))
-
-
-def lauritzen_separated(A, x, y, S):
-    """Brute-force d-separation: separation in the moral graph of the ancestral set of x, y, S."""
-    n = len(A)
-    keep = np.zeros(n, bool)
-    keep[[x, y, *S]] = True
-    reach = A.astype(int)
-    anc = keep.copy()
-    while True:
-        new = anc | (reach[:, anc].sum(axis=1) > 0)
-        if np.array_equal(new, anc):
-            break
-        anc = new
-    idx = np.flatnonzero(anc)
-    M = moral_graph(A[np.ix_(idx, idx)])
-    pos = {v: k for k, v in enumerate(idx)}
-    drop = [pos[s] for s in S]
-    M[drop, :] = False
-    M[:, drop] = False
-    _, lab = connected_components(M, directed=False)
-    return lab[pos[x]] != lab[pos[y]]
 
 
 def test_dsep_matches_lauritzen_brute_force():

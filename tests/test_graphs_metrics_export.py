@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import adjacency
 
 from graphs.export import from_model_string, to_dot, to_edge_frame, to_json, to_model_string
 from graphs.metrics import edge_differences, shd, skeleton_scores
@@ -11,15 +12,8 @@ from graphs.pdag import dag_to_cpdag
 from graphs.random_graphs import random_dag
 
 
-def edges(*pairs, n):
-    A = np.zeros((n, n), dtype=bool)
-    for i, j in pairs:
-        A[i, j] = True
-    return A
-
-
 def test_shd_known_cases():
-    T = edges((0, 1), (2, 1), (1, 3), n=4)  # CPDAG of 0->1<-2, 1->3
+    T = adjacency((0, 1), (2, 1), (1, 3), n=4)  # CPDAG of 0->1<-2, 1->3
     C = dag_to_cpdag(T)
     assert shd(C, C) == 0
     E = C.copy()
@@ -51,8 +45,8 @@ def test_shd_properties_random():
 
 
 def test_skeleton_scores():
-    true = edges((0, 1), (1, 2), (2, 3), n=4)
-    est = edges((1, 0), (1, 2), (0, 3), n=4)  # direction ignored
+    true = adjacency((0, 1), (1, 2), (2, 3), n=4)
+    est = adjacency((1, 0), (1, 2), (0, 3), n=4)  # direction ignored
     s = skeleton_scores(est, true)
     assert (s["tp"], s["fp"], s["fn"]) == (2, 1, 1)
     assert s["precision"] == pytest.approx(2 / 3) and s["recall"] == pytest.approx(2 / 3)
@@ -66,8 +60,8 @@ def test_skeleton_scores():
 
 
 def test_edge_differences():
-    true = edges((0, 1), (1, 2), (2, 3), n=5)
-    est = edges((1, 0), (1, 2), (0, 4), n=5)
+    true = adjacency((0, 1), (1, 2), (2, 3), n=5)
+    est = adjacency((1, 0), (1, 2), (0, 4), n=5)
     assert edge_differences(est, true) == {"added": 1, "missing": 1, "reversed": 1}
     assert edge_differences(true, true) == {"added": 0, "missing": 0, "reversed": 0}
     with pytest.raises(ValueError, match="undirected"):
@@ -75,7 +69,7 @@ def test_edge_differences():
 
 
 def test_edge_frame_and_json():
-    P = edges((0, 1), (2, 1), (2, 3), (3, 2), n=4)
+    P = adjacency((0, 1), (2, 1), (2, 3), (3, 2), n=4)
     names = ["a", "b", "c", "d"]
     df = to_edge_frame(P, names)
     assert list(df.columns) == ["source", "target", "directed"]
@@ -91,7 +85,7 @@ def test_edge_frame_and_json():
 
 
 def test_model_string_round_trip():
-    A = edges((0, 2), (1, 2), (2, 3), n=4)
+    A = adjacency((0, 2), (1, 2), (2, 3), n=4)
     names = ["A", "B", "C", "D"]
     s = to_model_string(A, names)
     assert s == "[A][B][C|A:B][D|C]"
@@ -131,13 +125,13 @@ def test_model_string_rejects_non_dags_and_bad_names():
     with pytest.raises(ValueError, match="undirected"):
         to_model_string(np.array([[0, 1], [1, 0]], bool), ["a", "b"])
     with pytest.raises(ValueError, match="cycle"):
-        to_model_string(edges((0, 1), (1, 2), (2, 0), n=3), ["a", "b", "c"])
+        to_model_string(adjacency((0, 1), (1, 2), (2, 0), n=3), ["a", "b", "c"])
     with pytest.raises(ValueError, match="cannot be written"):
         to_model_string(np.zeros((1, 1), bool), ["a|b"])
 
 
 def test_dot():
-    P = edges((0, 1), (2, 1), (2, 3), (3, 2), n=4)
+    P = adjacency((0, 1), (2, 1), (2, 3), (3, 2), n=4)
     names = ['x "quoted"', "b", "c\\d", "d e"]
     dot = to_dot(P, names, title="CPDAG")
     assert dot.startswith("digraph {") and dot.rstrip().endswith("}")

@@ -7,8 +7,7 @@ import itertools
 import numpy as np
 import pytest
 from scipy.optimize import linprog
-from test_exact_dp import random_table
-from test_ilp_kernels import _dyadic_point
+from helpers import dyadic_point, random_table
 
 from graphs.dag import is_acyclic
 from ilp.clusters import SUPPORT_EPS
@@ -92,7 +91,7 @@ def _brute_force(problem, x, min_excess=1e-4):
 def test_separation_finds_exactly_the_violated_inequalities(seed):
     rng = np.random.default_rng(seed)
     problem = build_problem(random_table(6 + seed % 3, 300 + seed, palim=3, keep=0.6))
-    x = _dyadic_point(problem, rng, support=3)
+    x = dyadic_point(problem, rng, support=3)
     found = violated_convex4(problem, x, max_cuts=10**6)
     assert len({_canonical(q) for q in found}) == len(found)  # each inequality once
     for quad in found:
@@ -104,7 +103,7 @@ def test_separation_returns_the_most_violated_first():
     rng = np.random.default_rng(7)
     problem = build_problem(random_table(8, 11, palim=3, keep=0.7))
     for _ in range(20):
-        x = _dyadic_point(problem, rng, support=3)
+        x = dyadic_point(problem, rng, support=3)
         found = violated_convex4(problem, x, max_cuts=10**6)
         lhs = [x[convex4_row(problem, q)].sum() for q in found]
         assert lhs == sorted(lhs, reverse=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_exact_dp import random_table
+from helpers import dyadic_point, random_table
 
 from ilp.clusters import LPSupport
 from ilp.greedy_cuts import greedy_clusters
@@ -132,16 +132,6 @@ def ref_greedy_clusters(problem, xval, min_excess=1e-4):
 
 
 # -- random instances ---------------------------------------------------------------------------
-def _dyadic_point(problem, rng, support: int = 4) -> np.ndarray:
-    """Convex combination of a few families per child with weights in multiples of 1/16."""
-    x = np.zeros(problem.n_families)
-    for fams in problem.by_child:
-        pick = rng.choice(fams, size=min(support, fams.size), replace=False)
-        parts = rng.multinomial(16, np.ones(pick.size) / pick.size)
-        x[pick] = parts / 16.0
-    return x
-
-
 def _problem(n, seed, palim, keep):
     return build_problem(random_table(n, seed, palim=palim, keep=keep, empty=seed % 3 != 0))
 
@@ -150,7 +140,7 @@ def _problem(n, seed, palim, keep):
 def test_sinks_dag_matches_reference(seed):
     rng = np.random.default_rng(seed)
     problem = _problem(int(rng.integers(2, 10)), seed, palim=int(rng.integers(1, 4)), keep=0.5)
-    points = [None, _dyadic_point(problem, rng), rng.random(problem.n_families).round(2)]
+    points = [None, dyadic_point(problem, rng), rng.random(problem.n_families).round(2)]
     for w in points:
         assert sinks_dag(problem, w) == ref_sinks_dag(problem, w)
 
@@ -158,7 +148,7 @@ def test_sinks_dag_matches_reference(seed):
 def test_sinks_dag_beyond_64_nodes():
     rng = np.random.default_rng(7)
     problem = _problem(70, 7, palim=1, keep=0.2)
-    for w in (None, _dyadic_point(problem, rng)):
+    for w in (None, dyadic_point(problem, rng)):
         assert sinks_dag(problem, w) == ref_sinks_dag(problem, w)
 
 
@@ -180,7 +170,7 @@ def test_greedy_clusters_match_reference(seed):
     rng = np.random.default_rng(seed)
     problem = _problem(int(rng.integers(3, 12)), seed, palim=int(rng.integers(1, 4)), keep=0.7)
     for support in (2, 4):
-        x = _dyadic_point(problem, rng, support)
+        x = dyadic_point(problem, rng, support)
         for min_excess in (1e-4, -0.5):
             found = greedy_clusters(problem, x, min_excess=min_excess)
             assert found == ref_greedy_clusters(problem, x, min_excess)
@@ -190,7 +180,7 @@ def test_greedy_clusters_on_a_large_component():
     """Clusters of more than 128 nodes exercise the blocked pairwise sum of the peeling."""
     rng = np.random.default_rng(3)
     problem = _problem(150, 3, palim=1, keep=0.05)
-    x = _dyadic_point(problem, rng, 3)
+    x = dyadic_point(problem, rng, 3)
     assert greedy_clusters(problem, x, min_excess=-50.0) == ref_greedy_clusters(problem, x, -50.0)
 
 

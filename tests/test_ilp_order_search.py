@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_exact_dp import random_table
+from helpers import random_table
 
 from graphs.dag import is_acyclic, topological_order
 from ilp.heuristics import sinks_dag

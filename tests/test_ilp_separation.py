@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from test_exact_dp import random_table
+from helpers import random_table
 
 from graphs.dag import is_acyclic
 from ilp.clusters import cluster_excess, cut_row, intersecting_families

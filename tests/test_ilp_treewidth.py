@@ -7,8 +7,9 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import assert_consistent_solution
 
-from graphs.dag import is_acyclic, parents_from_adjacency
+from graphs.dag import is_acyclic
 from graphs.ktree import complete_k_tree, random_k_tree
 from graphs.moral import moral_graph
 from graphs.treedec import TreeDecomposition
@@ -69,12 +70,6 @@ def brute_force(table: ScoreTable, accept) -> float:
     return best
 
 
-def check_result(table: ScoreTable, res) -> None:
-    assert is_acyclic(res.dag)
-    assert parents_from_adjacency(res.dag) == [tuple(ps) for ps in res.parent_sets]
-    assert table.score_of(res.parent_sets) == pytest.approx(res.objective, rel=1e-12)
-
-
 # -- bounded treewidth (obstruction cuts and elimination order) ------------------------------
 @pytest.mark.parametrize("n", [4, 5, 6])
 @pytest.mark.parametrize("k", [1, 2])
@@ -90,7 +85,7 @@ def test_bounded_matches_brute_force(n, k, seed, relaxation_first, formulation):
     assert res.status == "optimal"
     assert res.stats["relaxation_optimal"] in ((True, False) if relaxation_first else (False,))
     assert res.objective == pytest.approx(expected, abs=1e-9)
-    check_result(table, res)
+    assert_consistent_solution(table, res)
     assert dag_treewidth(res.dag).width <= k
     assert res.stats["treewidth"] == dag_treewidth(res.dag).width
 
@@ -105,7 +100,7 @@ def test_formulations_agree_with_brute_force_on_larger_tables(n, seed):
     for formulation in ("obstruction", "elimination"):
         res = solve_bounded_treewidth(table, 2, formulation=formulation, relaxation_first=False)
         assert res.objective == pytest.approx(expected, abs=1e-9)
-        check_result(table, res)
+        assert_consistent_solution(table, res)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -204,7 +199,7 @@ def test_within_ktree_matches_brute_force(n, k, seed):
         res = solve_ilp_within(table, within)
         assert res.status == "optimal"
         assert res.objective == pytest.approx(expected, abs=1e-9)
-        check_result(table, res)
+        assert_consistent_solution(table, res)
         assert not (moral_graph(res.dag) & ~kt.adjacency).any()
     assert solve_ilp_within(table, kt.adjacency, k=k).objective == pytest.approx(expected, abs=1e-9)
 

@@ -1,0 +1,100 @@
+"""Helpers shared by the test modules: small graphs and score tables, brute-force references and
+result checks (plain functions; the fixtures live in ``conftest.py``)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from graphs.dag import is_acyclic, parents_from_adjacency
+from scores.table import ScoreTable
+
+
+def adjacency(*arcs, n: int) -> np.ndarray:
+    """The ``(n, n)`` boolean matrix with ``A[i, j]`` True for each arc ``(i, j)``."""
+    A = np.zeros((n, n), dtype=bool)
+    for i, j in arcs:
+        A[i, j] = True
+    return A
+
+
+def random_table(n: int, seed: int, palim: int = 3, keep: float = 1.0, empty: bool = True) -> ScoreTable:
+    """Random scores for the parent sets of size <= palim; a fraction ``keep`` of non-empty sets
+    is kept per child (restricted candidate lists), the empty set only if ``empty``."""
+    rng = np.random.default_rng(seed)
+    families = []
+    for v in range(n):
+        others = [u for u in range(n) if u != v]
+        fam = {}
+        for k in range(0, min(palim, n - 1) + 1):
+            for ps in itertools.combinations(others, k):
+                if (k == 0 and empty) or (k > 0 and rng.random() < keep):
+                    # Larger sets score better on average so optima have arcs.
+                    fam[ps] = float(-rng.gamma(5.0) * 10 + 6.0 * k * rng.random())
+        if not fam:
+            fam[(others[0],) if others else ()] = -1.0
+        families.append(fam)
+    return ScoreTable(n_vars=n, families=families)
+
+
+def dyadic_point(problem, rng, support: int = 4) -> np.ndarray:
+    """Convex combination of a few families per child with weights in multiples of 1/16 (so every
+    sum of LP values is exact)."""
+    x = np.zeros(problem.n_families)
+    for fams in problem.by_child:
+        pick = rng.choice(fams, size=min(support, fams.size), replace=False)
+        parts = rng.multinomial(16, np.ones(pick.size) / pick.size)
+        x[pick] = parts / 16.0
+    return x
+
+
+def assert_consistent_solution(table: ScoreTable, res) -> None:
+    """An optimiser's result is a DAG whose parent sets are ``res.parent_sets`` and whose table
+    score is ``res.objective``."""
+    assert is_acyclic(res.dag)
+    assert parents_from_adjacency(res.dag) == [tuple(ps) for ps in res.parent_sets]
+    assert table.score_of(res.parent_sets) == pytest.approx(res.objective, rel=1e-12)
+
+
+def lauritzen_separated(A, x, y, S) -> bool:
+    """x _||_ y | S iff S separates them in the moral graph of An({x, y} u S) (Lauritzen et al. 1990):
+    a brute-force d-separation reference that uses no library code."""
+    keep = {x, y, *S}
+    stack = list(keep)
+    while stack:
+        v = stack.pop()
+        for u in np.flatnonzero(A[:, v]):
+            if int(u) not in keep:
+                keep.add(int(u))
+                stack.append(int(u))
+    nbrs = {v: set() for v in keep}
+    for v in keep:
+        parents = [int(u) for u in np.flatnonzero(A[:, v])]
+        for u in parents:
+            nbrs[u].add(v)
+            nbrs[v].add(u)
+        for i, u in enumerate(parents):
+            for w in parents[i + 1:]:
+                nbrs[u].add(w)
+                nbrs[w].add(u)
+    seen, stack = {x}, [x]
+    while stack:
+        v = stack.pop()
+        for u in nbrs[v]:
+            if u == y:
+                return False
+            if u not in seen and u not in S:
+                seen.add(u)
+                stack.append(u)
+    return True
+
+
+def cops_fingerprint(res) -> tuple:
+    """Everything a cops-and-robbers run reports, for comparing two runs for identity."""
+    return (res.status, res.k, res.k_lower_bound, res.tests_by_order, res.n_distinct_tests,
+            res.components, res.component_widths,
+            [sorted(b) for b in res.raw_decomposition.bags], res.raw_decomposition.edges,
+            [sorted(b) for b in res.tree_decomposition.bags], res.tree_decomposition.edges,
+            sorted(res.separating_sets.items()), res.cpdag.tobytes(), res.skeleton.tobytes())
