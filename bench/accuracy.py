@@ -32,12 +32,12 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/ (bench/scores.py)
 sys.path.append(str(Path(__file__).resolve().parent))
 
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 from graphs.metrics import shd, skeleton_scores  # noqa: E402
 from graphs.pdag import dag_to_cpdag  # noqa: E402
 from peer_learners import PEERS, Sample, preload, unavailable  # noqa: E402
-from bayesnet.catalog import load_network  # noqa: E402
 from pipeline.config import RunConfig  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
 
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
 OURS = ["default", "palim=4", "score=bic", "method=pmms", "method=candidates", "add_candidates=2", "bootstrap=10"]

@@ -18,9 +18,9 @@ from scipy.special import chdtrc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from constraints.citests import CITest  # noqa: E402
 from bayesnet.catalog import load_network  # noqa: E402
 from bayesnet.sampling import forward_sample  # noqa: E402
+from constraints.citests import CITest  # noqa: E402
 
 
 def numpy_g2(data, arities, x, y, S):

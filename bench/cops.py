@@ -29,6 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 from constraints.citests import CITest  # noqa: E402
 from constraints.cops import cops_and_robbers, independence_oracle, learn_cops  # noqa: E402
 from constraints.cops_compare import run_pc  # noqa: E402
@@ -37,8 +39,6 @@ from graphs.metrics import shd  # noqa: E402
 from graphs.moral import moral_graph  # noqa: E402
 from graphs.pdag import dag_to_cpdag  # noqa: E402
 from graphs.treewidth import treewidth_exact, treewidth_upper_bound  # noqa: E402
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
 
 FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
 COUNT_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results" / "cops-counts.json"

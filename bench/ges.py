@@ -30,10 +30,10 @@ import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from graphs.metrics import shd  # noqa: E402
-from graphs.pdag import dag_to_cpdag, pdag_to_dag  # noqa: E402
 from bayesnet.catalog import load_network  # noqa: E402
 from bayesnet.sampling import forward_sample  # noqa: E402
+from graphs.metrics import shd  # noqa: E402
+from graphs.pdag import dag_to_cpdag, pdag_to_dag  # noqa: E402
 from scores.local import local_score  # noqa: E402
 from search.ges import ges  # noqa: E402
 from search.score_cache import LocalScoreCache  # noqa: E402

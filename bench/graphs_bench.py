@@ -11,11 +11,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bayesnet.catalog import load_network  # noqa: E402
 from graphs.dsep import DSeparation  # noqa: E402
 from graphs.moral import moral_graph  # noqa: E402
 from graphs.pdag import dag_to_cpdag, meek_closure, pdag_to_dag, v_structures  # noqa: E402
 from graphs.treewidth import treewidth_exact, treewidth_lower_bound, treewidth_upper_bound  # noqa: E402
-from bayesnet.catalog import load_network  # noqa: E402
 
 
 def timed(fn, *args, repeat=3):

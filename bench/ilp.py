@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 from constraints.citests import CITest  # noqa: E402
 from constraints.pc import pc_skeleton  # noqa: E402
 from ilp import solve_ilp  # noqa: E402
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
 from scores.candidates import build_score_table  # noqa: E402
 
 

@@ -26,10 +26,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from constraints.citests import CITest  # noqa: E402
-from constraints.pc import pc_skeleton  # noqa: E402
 from bayesnet.catalog import load_network  # noqa: E402
 from bayesnet.sampling import forward_sample  # noqa: E402
+from constraints.citests import CITest  # noqa: E402
+from constraints.pc import pc_skeleton  # noqa: E402
 
 TARGET_CPU = {"andes": 1.5, "link": 20.0, "munin2": 60.0, "munin": 60.0}
 

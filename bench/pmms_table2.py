@@ -23,12 +23,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 from constraints.citests import CITest  # noqa: E402
 from constraints.pc import pc_skeleton  # noqa: E402
 from constraints.pmms import mmpc, pmms  # noqa: E402
 from graphs.metrics import skeleton_scores  # noqa: E402
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
 
 METHODS = {"PMMS": pmms, "PMMS-prune": partial(pmms, prune=True), "MMPC": mmpc, "PC": pc_skeleton}
 PAPER = """| Alg. | tests 500 | tests 1000 | tests 5000 | errors 500 | errors 1000 | errors 5000 |

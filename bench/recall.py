@@ -25,6 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 from constraints.citests import CITest  # noqa: E402
 from constraints.pc import pc_skeleton  # noqa: E402
 from constraints.pmms import pmms  # noqa: E402
@@ -32,8 +34,6 @@ from constraints.restriction import Restriction  # noqa: E402
 from pipeline.cache import StageCache  # noqa: E402
 from pipeline.config import RunConfig  # noqa: E402
 from pipeline.stages import run_stages  # noqa: E402
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
 
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
 

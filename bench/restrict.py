@@ -37,13 +37,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bayesnet.catalog import load_network  # noqa: E402
+from bayesnet.sampling import forward_sample  # noqa: E402
 from constraints.citests import CITest  # noqa: E402
 from constraints.pc import pc, pc_skeleton  # noqa: E402
 from constraints.pmms import mmpc, pmms  # noqa: E402
 from graphs.metrics import shd, skeleton_scores  # noqa: E402
 from graphs.pdag import dag_to_cpdag  # noqa: E402
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
 
 PEER_TEST = {"x2": ("chi_square", "chisq"), "g2": ("g_sq", "gsq")}
 

@@ -34,10 +34,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ilp import solve_ilp  # noqa: E402
-from ilp.bounded import solve_bounded_treewidth  # noqa: E402
 from bayesnet.catalog import load_network  # noqa: E402
 from bayesnet.sampling import forward_sample  # noqa: E402
+from ilp import solve_ilp  # noqa: E402
+from ilp.bounded import solve_bounded_treewidth  # noqa: E402
 from scores.candidates import build_score_table  # noqa: E402
 from scores.identification import identify_candidates  # noqa: E402
 from search.kastar import k_astar  # noqa: E402

@@ -10,8 +10,8 @@ sys.path.append(str(Path(__file__).resolve().parents[1] / "bench"))  # after the
 
 import accuracy  # noqa: E402
 import peer_learners  # noqa: E402
-from graphs.pdag import dag_to_cpdag  # noqa: E402
 from bayesnet.catalog import load_network  # noqa: E402
+from graphs.pdag import dag_to_cpdag  # noqa: E402
 
 
 def test_causal_learn_endpoints_to_pdag():

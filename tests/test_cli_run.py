@@ -82,8 +82,8 @@ def test_user_data_file_has_no_truth(cli, dirs, tmp_path):
 
 
 def test_network_from_a_bif_file_is_sampled_and_evaluated(cli, dirs, tmp_path, monkeypatch):
-    from bayesnet.catalog import load_network
     from bayesnet.bif import write_bif
+    from bayesnet.catalog import load_network
 
     net = load_network("asia")
     write_bif(net, tmp_path / "mine.bif")

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy.stats import chi2, chi2_contingency
 
-from constraints.citests import CIResult, CITest, CITestError, DSeparationOracle
 from bayesnet.catalog import load_network
 from bayesnet.sampling import forward_sample
+from constraints.citests import CIResult, CITest, CITestError, DSeparationOracle
 
 
 def _random_data(rng, n, arities, dep=True):

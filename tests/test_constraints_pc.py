@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 from constraints.citests import CITest, DSeparationOracle
 from constraints.pc import PCError, orient_v_structures, pc, pc_skeleton
 from graphs.pdag import dag_to_cpdag
-from bayesnet.catalog import load_network
-from bayesnet.sampling import forward_sample
 
 FAST = ["asia", "cancer", "earthquake", "survey", "sachs", "child", "alarm"]
 SLOW = ["insurance", "win95pts"]  # water, hepar2: unbounded-order oracle PC runs for minutes

@@ -5,10 +5,10 @@ from itertools import product
 import numpy as np
 import pytest
 
+from bayesnet.catalog import load_network
 from constraints.citests import CITest, DSeparationOracle
 from constraints.pmms import mmpc, pmms
 from graphs.random_graphs import random_dag
-from bayesnet.catalog import load_network
 
 
 def _truth(name):

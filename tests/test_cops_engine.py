@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from helpers import cops_fingerprint
 
+from bayesnet.catalog import load_network
 from constraints.cops import cops_and_robbers
 from constraints.cops_engine import MAX_ENGINE_VARS, MAX_PASSES, ExactCountingOracle
 from constraints.cops_oracle import CountingOracle
 from graphs.dsep import DSeparation
 from graphs.random_graphs import random_dag
-from bayesnet.catalog import load_network
 
 
 class PythonPath:

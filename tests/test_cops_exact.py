@@ -7,6 +7,7 @@ the moral graph, and the tree decomposition must be valid for the moral graph.
 import numpy as np
 import pytest
 
+from bayesnet.catalog import load_network
 from constraints.cops import cops_and_robbers
 from constraints.cops_compare import run_pc
 from graphs.dsep import DSeparation
@@ -15,7 +16,6 @@ from graphs.pdag import dag_to_cpdag
 from graphs.random_graphs import random_dag
 from graphs.treedec import validate_tree_decomposition
 from graphs.treewidth import treewidth_exact
-from bayesnet.catalog import load_network
 
 
 def dsep_oracle(A):

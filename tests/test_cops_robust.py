@@ -6,6 +6,8 @@ import time
 import numpy as np
 import pytest
 
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 from constraints.citests import CITest
 from constraints.cops import (
     MAX_VARS,
@@ -21,8 +23,6 @@ from graphs.dsep import DSeparation
 from graphs.metrics import shd
 from graphs.pdag import dag_to_cpdag
 from graphs.treedec import TreeDecomposition, validate_tree_decomposition
-from bayesnet.catalog import load_network
-from bayesnet.sampling import forward_sample
 
 
 def complete_dag(n):

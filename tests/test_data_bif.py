@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bayesnet.catalog import NETWORK_DIR, list_networks, load_network
 from bayesnet.bif import BIFError, format_bif, read_bif, write_bif
+from bayesnet.catalog import NETWORK_DIR, list_networks, load_network
 
 # (variables, arcs) as published by the bnlearn repository
 KNOWN_COUNTS = {

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bayesnet.catalog import load_network
 from bayesnet.bif import read_bif, write_bif
+from bayesnet.catalog import load_network
 from bayesnet.dataset import Dataset
 from bayesnet.fitting import fit_cpts
 from bayesnet.sampling import forward_sample

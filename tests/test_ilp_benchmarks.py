@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.dag import is_acyclic
-from ilp import solve_ilp
 from bayesnet.catalog import load_network
 from bayesnet.sampling import forward_sample
+from graphs.dag import is_acyclic
+from ilp import solve_ilp
 from scores.candidates import build_score_table
 from search.exact_dp import exact_optimum
 

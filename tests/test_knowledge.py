@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 from constraints.citests import CITest, DSeparationOracle
 from constraints.cops import cops_restriction
 from constraints.pc import pc_skeleton
@@ -18,14 +20,12 @@ from graphs.dag import adjacency_from_parents as dag_of_parents
 from graphs.dag import find_cycle
 from graphs.random_graphs import random_dag
 from ilp import solve_ilp
-from bayesnet.catalog import load_network
 from pipeline.cache import StageCache
 from pipeline.cli import main
 from pipeline.config import RunConfig
 from pipeline.grid import job_key, parse_grid
 from pipeline.knowledge import (KnowledgeError, add_adjacency_families, ilp_options, keep_adjacent,
                                 read_knowledge)
-from bayesnet.sampling import forward_sample
 from pipeline.solvers import SolveInputs, solve_ilp_stage
 from pipeline.stages import dag_of, run_stages
 from scores.candidates import build_score_table

@@ -95,8 +95,8 @@ def test_bad_grid_files(text, message):
 
 
 def test_network_files_are_found_next_to_the_grid_file(tmp_path, monkeypatch):
-    from bayesnet.catalog import load_network
     from bayesnet.bif import write_bif
+    from bayesnet.catalog import load_network
 
     (tmp_path / "nets").mkdir()
     write_bif(load_network("cancer"), tmp_path / "nets" / "mine.bif")

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 from pipeline.cache import StageCache
 from pipeline.executors import DaskExecutor, LocalExecutor
 from pipeline.grid import parse_grid, run_grid
-from bayesnet.sampling import forward_sample
 from pipeline.split_scores import split_score_table
 from scores.candidates import build_score_table
 
