@@ -3,6 +3,7 @@ result checks (plain functions; the fixtures live in ``conftest.py``)."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 
 import numpy as np
@@ -89,6 +90,15 @@ def lauritzen_separated(A, x, y, S) -> bool:
                 seen.add(u)
                 stack.append(u)
     return True
+
+
+def hashed_oracle(seed: int, p_indep: float = 0.6):
+    """A deterministic stand-in for an erroneous CI test, ``indep(x, y, S) -> bool``: independence
+    decided by a hash of the query, symmetric in ``x`` and ``y``."""
+    def indep(x, y, S):
+        digest = hashlib.sha256(repr((seed, min(x, y), max(x, y), S)).encode()).digest()
+        return digest[0] < 256 * p_indep
+    return indep
 
 
 def cops_fingerprint(res) -> tuple:

@@ -8,12 +8,11 @@
 * a whole cops run through the bit-set oracle against the same run through ``indep(x, y, S)``.
 """
 
-import hashlib
 import random
 
 import numpy as np
 import pytest
-from helpers import cops_fingerprint, lauritzen_separated
+from helpers import cops_fingerprint, hashed_oracle, lauritzen_separated
 
 from bayesnet.catalog import load_network
 from constraints.citests import DSeparationOracle
@@ -78,19 +77,11 @@ def test_fast_dsep_on_a_benchmark_network_all_pairs_small_sets():
             assert ds.connected_bits(x, others, z) == expected
 
 
-def hashed(seed):
-    """A deterministic, asymmetric-looking but key-symmetric random test (True = independent)."""
-    def indep(x, y, S):
-        key = f"{seed}:{min(x, y)}:{max(x, y)}:{S}".encode()
-        return hashlib.sha256(key).digest()[0] < 150
-    return indep
-
-
 class HashedBits:
     """The hashed test as a BitsetIndependence, logging every pair it is asked about."""
 
     def __init__(self, seed):
-        self.indep, self.log = hashed(seed), []
+        self.indep, self.log = hashed_oracle(seed), []
 
     def separated_bits(self, x, y, cond):
         self.log.append((min(x, y), max(x, y), cond))
@@ -107,7 +98,7 @@ def test_batches_count_like_single_calls(seed):
     log_single, log_tuple = [], []
 
     def logging(log):
-        inner = hashed(seed)
+        inner = hashed_oracle(seed)
         return lambda x, y, S: log.append((x, y, S)) or inner(x, y, S)
 
     single = CountingOracle(logging(log_single), n_vars=n)

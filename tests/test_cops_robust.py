@@ -1,10 +1,10 @@
 """Cops-and-robbers learner: bad input, limits, erroneous oracles and statistical tests."""
 
-import hashlib
 import time
 
 import numpy as np
 import pytest
+from helpers import hashed_oracle
 
 from bayesnet.catalog import load_network
 from bayesnet.sampling import forward_sample
@@ -84,14 +84,6 @@ def test_component_order_follows_reference_merging():
     oracle = CountingOracle(lambda x, y, S: (x, y) not in edges)
     comps = find_components(oracle, 6)
     assert comps == [0b11111, 1 << 5]
-
-
-def hashed_oracle(seed, p_indep=0.6):
-    """Deterministic 'erroneous' oracle: independence decided by a hash of the query."""
-    def indep(x, y, S):
-        digest = hashlib.sha256(repr((seed, min(x, y), max(x, y), S)).encode()).digest()
-        return digest[0] < 256 * p_indep
-    return indep
 
 
 @pytest.mark.parametrize("seed", range(6))

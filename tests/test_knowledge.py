@@ -199,6 +199,15 @@ def _random_knowledge(tmp_path: Path, seed: int, undirected: bool):
     return k.matrices(names)
 
 
+def _knowledge_table(ds, m):
+    """The BIC table (palim 3) under knowledge ``m``, built as the scores stage builds it."""
+    def build(allowed, required):
+        return build_score_table(ds.data, ds.arities, score="bic", palim=3, names=ds.names,
+                                 allowed=allowed, required=required)
+
+    return add_adjacency_families(build(m.restrict(None), m.required), m, m.restrict(None), build)
+
+
 @pytest.mark.parametrize("seed, undirected", [(0, False), (1, False), (2, True), (3, True)])
 def test_ilp_under_knowledge_equals_the_brute_force_constrained_optimum(tmp_path, seed, undirected):
     ds = forward_sample(load_network("asia"), 400, seed)
@@ -214,11 +223,7 @@ def test_ilp_under_knowledge_equals_the_brute_force_constrained_optimum(tmp_path
                 best = max(best, exact_optimum(_filtered(full, m, req))[0])
     else:
         best = exact_optimum(_filtered(full, m, m.required))[0]
-    def build(allowed, required):  # as the scores stage
-        return build_score_table(ds.data, ds.arities, score="bic", palim=3, names=ds.names,
-                                 allowed=allowed, required=required)
-
-    table = add_adjacency_families(build(m.restrict(None), m.required), m, m.restrict(None), build)
+    table = _knowledge_table(ds, m)
     result = solve_ilp(table, **ilp_options(m))
     assert result.status == "optimal"
     assert result.objective == pytest.approx(best, rel=1e-9, abs=1e-9)
@@ -232,12 +237,7 @@ def test_warm_start_and_an_undirected_requirement_extend_one_ilp(tmp_path):
     ds = forward_sample(load_network("asia"), 400, 2)
     m = _random_knowledge(tmp_path, 2, True)
     assert m.undirected.size
-
-    def build(allowed, required):
-        return build_score_table(ds.data, ds.arities, score="bic", palim=3, names=ds.names,
-                                 allowed=allowed, required=required)
-
-    table = add_adjacency_families(build(m.restrict(None), m.required), m, m.restrict(None), build)
+    table = _knowledge_table(ds, m)
     first = solve_ilp(table, **ilp_options(m))
     again = solve_ilp_stage(RunConfig(network="asia"),
                             SolveInputs(names=ds.names, table=table, knowledge=m, start=list(first.parent_sets)))
