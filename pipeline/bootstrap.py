@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .cache import Artifact, StageCache
-from .config import RunConfig
+from pipeline.cache import Artifact, StageCache
+from pipeline.config import RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def learn_replicate(cfg: RunConfig, cache_root: str, cache_enabled: bool, data: 
                     replicate: int) -> tuple[np.ndarray, str]:
     """Learn the network of one resample (restriction, scores, solve); returns its DAG and the
     solver's status (a picklable job for the local pool and Dask)."""
-    from .stages import STAGES, dag_of, model_stages
+    from pipeline.stages import STAGES, dag_of, model_stages
 
     cache = StageCache(cache_root, enabled=cache_enabled)
     arts = {"data": resample_stage(cache, cfg, data, replicate)}
@@ -112,7 +112,7 @@ class BootstrapResult:
 
     def write(self, folder: Path) -> None:
         """``strengths.csv``, ``averaged.csv``, ``bootstrap.json`` and ``averaged.png/svg`` in ``folder``."""
-        from .pictures import draw, strength_drawing
+        from pipeline.pictures import draw, strength_drawing
 
         self.strengths().to_csv(folder / "strengths.csv", index=False)
         self.averaged_edges().to_csv(folder / "averaged.csv", index=False)
@@ -133,8 +133,8 @@ def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     from graphs.averaging import arc_strengths, averaged_network, inclusion_threshold, pair_strengths
     from graphs.pdag import dag_to_cpdag
 
-    from .executors import LocalExecutor
-    from .stages import names_of
+    from pipeline.executors import LocalExecutor
+    from pipeline.stages import names_of
 
     local = LocalExecutor(jobs) if executor is None else None
     root = str(cache.root.resolve())
@@ -171,7 +171,7 @@ def evaluate_averaged(averaged: np.ndarray, network: str) -> dict[str, Any]:
     from graphs.metrics import shd, skeleton_scores
     from graphs.pdag import dag_to_cpdag, pdag_to_dag
 
-    from .stages import true_dag
+    from pipeline.stages import true_dag
 
     truth = true_dag(network)
     try:

@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
-from .cache import Artifact
-from .config import RunConfig
+from pipeline.cache import Artifact
+from pipeline.config import RunConfig
 
 RESTRICT_SHARE = 0.5
 """Largest fraction of the budget the cops restriction may use."""

@@ -45,8 +45,8 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from .atomic import replace_file
 from hybridbn.errors import error_reason
+from pipeline.atomic import replace_file
 
 logger = logging.getLogger(__name__)
 

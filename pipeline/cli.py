@@ -25,10 +25,10 @@ import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .cache import FINAL, CacheError, StageCache, StageInterrupted
-from .config import (METHODS, MISSING, SCORE_FILE_SUFFIXES, SCORES, SOLVERS, STAGES, TABLE_SOLVERS, TESTS,
-                     ConfigError, RunConfig)
-from .stages import StageUnavailable
+from pipeline.cache import FINAL, CacheError, StageCache, StageInterrupted
+from pipeline.config import (METHODS, MISSING, SCORE_FILE_SUFFIXES, SCORES, SOLVERS, STAGES, TABLE_SOLVERS,
+                             TESTS, ConfigError, RunConfig)
+from pipeline.stages import StageUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run's :class:`RunConfig`: every field from the option of the same name, validated."""
     cfg = RunConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(RunConfig)}).validated()
-    from .learn import check_bootstrap_stage, check_source
+    from pipeline.learn import check_bootstrap_stage, check_source
 
     check_source(cfg)
     check_bootstrap_stage(cfg, args.stage)
@@ -266,14 +266,14 @@ def make_cache(args: argparse.Namespace) -> StageCache:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .report import format_network_list
+    from pipeline.report import format_network_list
 
     if args.list_networks:
         from bayesnet.catalog import network_summary
 
         print(format_network_list(network_summary()))
         return 0
-    from .preflight import check_sizes, check_writable_folder
+    from pipeline.preflight import check_sizes, check_writable_folder
 
     cfg = config_from_args(args)
     check_sizes(cfg)
@@ -283,7 +283,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         result = _run(args, cache, cfg)
     except StageInterrupted as exc:  # Ctrl-C in a stage that still had a result: report it, cache nothing
-        from .report import format_run_summary
+        from pipeline.report import format_run_summary
 
         print(format_run_summary(cfg, exc.artifacts))
         print(_interruption_report(exc))
@@ -301,12 +301,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, cache: StageCache, cfg: RunConfig):
     """The stages of one run, scored on the Dask scheduler given by ``--scheduler`` if any."""
-    from .learn import run_config
+    from pipeline.learn import run_config
 
     with contextlib.ExitStack() as stack:
         split = {}
         if args.scheduler:
-            from .executors import connect_scheduler
+            from pipeline.executors import connect_scheduler
 
             executor = connect_scheduler(args.scheduler)
             stack.callback(executor.close)
@@ -334,7 +334,7 @@ def _interruption_report(exc: StageInterrupted) -> str:
     art = exc.artifact
     if art.stage != "solve":
         return f"INTERRUPTED during the {art.stage} stage"
-    from .stages import dag_of, variable_names
+    from pipeline.stages import dag_of, variable_names
 
     result = art.meta["result"]
     names = variable_names(exc.artifacts)
@@ -388,7 +388,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _grid_parser() -> argparse.ArgumentParser:
-    from .grid import add_grid_options
+    from pipeline.grid import add_grid_options
 
     parser = _Parser(
         prog="run.py grid",
@@ -410,7 +410,7 @@ def _grid_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_grid(args: argparse.Namespace) -> int:
-    from .grid import command_grid
+    from pipeline.grid import command_grid
 
     return command_grid(args, make_cache(args), show_progress(args.quiet))
 
@@ -428,7 +428,7 @@ def _report_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import write_report
+    from pipeline.report import write_report
 
     path = write_report(Path(args.results), Path(args.out) if args.out else None)
     print(f"report written to {path}")

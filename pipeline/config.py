@@ -184,7 +184,7 @@ class RunConfig:
             if value is not None and not isinstance(value, str):
                 raise ConfigError(f"{option} must be a file name, got {value!r}")
         if self.has_knowledge:
-            from .knowledge import check_solver, knowledge_of
+            from pipeline.knowledge import check_solver, knowledge_of
 
             check_solver(knowledge_of(self), self.solver.lower(), self.treewidth)
 

@@ -54,10 +54,10 @@ from typing import Any, Sequence
 import pandas as pd
 from tqdm import tqdm
 
-from .atomic import replace_file, write_error
-from .cache import Artifact, StageCache, stage_key
-from .config import RunConfig
-from .executors import DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
+from pipeline.atomic import replace_file, write_error
+from pipeline.cache import Artifact, StageCache, stage_key
+from pipeline.config import RunConfig
+from pipeline.executors import DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
 
 logger = logging.getLogger(__name__)
 
@@ -206,13 +206,13 @@ def _normalise(cfg: RunConfig) -> RunConfig:
 
 
 def job_key(cfg: RunConfig, baseline: bool) -> str:
-    from .stages import VERSIONS
+    from pipeline.stages import VERSIONS
 
     config = cfg.as_dict()
     for key in KNOWLEDGE_KEYS:  # files are keyed by content; no key change without knowledge
         config.pop(key)
     if cfg.has_knowledge:
-        from .knowledge import knowledge_of
+        from pipeline.knowledge import knowledge_of
 
         config["knowledge"] = knowledge_of(cfg).digest()
     return stage_key("job", JOB_VERSION, {"config": config, "baseline": baseline}, VERSIONS)
@@ -238,7 +238,7 @@ def _param_columns(cfg: RunConfig) -> dict[str, Any]:
 
 def job_row(cfg: RunConfig, arts: dict[str, Artifact], base: dict[str, Artifact] | None) -> dict[str, Any]:
     """The results row of a finished job (metrics of its stages and of the unrestricted baseline)."""
-    from .stages import compare, dag_of
+    from pipeline.stages import compare, dag_of
 
     rest, res = arts["restrict"].meta, arts["solve"].meta["result"]
     ev = arts["evaluate"].meta
@@ -307,7 +307,7 @@ def run_job(
     The row of a successful job is cached, so a re-run of the grid skips it. On a Dask worker
     with ``score_groups > 1`` the score stage is spread over the cluster as that many tasks.
     """
-    from .stages import run_stages
+    from pipeline.stages import run_stages
 
     cache = StageCache(cache_root, enabled=cache_enabled)
     key = job_key(cfg, baseline)
@@ -328,7 +328,7 @@ def run_job(
             base = run_stages(cache, cfg.unrestricted(), upto="solve", **split) if baseline else None
         row.update(job_row(cfg, arts, base))
         if cfg.bootstrap is not None:
-            from .bootstrap import run_bootstrap
+            from pipeline.bootstrap import run_bootstrap
 
             row.update(run_bootstrap(cfg, cache, arts["data"]).columns())
     except Exception as exc:  # recorded, the grid goes on
@@ -468,7 +468,7 @@ def command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) ->
         print(f"status {row['status']}" + (f": {row['error']}" if row.get("status") == "error" else ""))
         return 1 if row["status"] == "error" else 0
     folder = Path(args.output_dir) / f"grid-{grid.name}"
-    from .preflight import check_writable_folder
+    from pipeline.preflight import check_writable_folder
 
     check_writable_folder("--output-dir", folder)
     executor = LocalExecutor(1) if args.collect else _executor(args)

@@ -15,8 +15,8 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from .cache import Artifact, StageCache, stage_key
-from .config import RunConfig
+from pipeline.cache import Artifact, StageCache, stage_key
+from pipeline.config import RunConfig
 
 logger = logging.getLogger(__name__)
 

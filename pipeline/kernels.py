@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .config import RunConfig
+from pipeline.config import RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +84,8 @@ def ensure_compiled(cfg: RunConfig) -> None:
 
 def _warm_up(cfg: RunConfig) -> None:
     """The run's pipeline on the warm-up data, cached nowhere; a failure is left to the real run."""
-    from .cache import StageCache
-    from .stages import run_stages
+    from pipeline.cache import StageCache
+    from pipeline.stages import run_stages
 
     try:
         run_stages(StageCache(None, enabled=False), warm_up_config(cfg))

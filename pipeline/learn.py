@@ -20,9 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from .cache import StageCache
-from .config import SCORE_FILE_SUFFIXES, STAGES, ConfigError, RunConfig
-from .learned import LearnResult
+from pipeline.cache import StageCache
+from pipeline.config import SCORE_FILE_SUFFIXES, STAGES, ConfigError, RunConfig
+from pipeline.learned import LearnResult
 
 #: learn() options that are not RunConfig fields
 RUN_OPTIONS = ("cache_dir", "use_cache", "stage", "progress", "n_jobs")
@@ -94,7 +94,7 @@ def source_kind(source: str) -> str:
 def check_source(cfg: RunConfig) -> None:
     """Fail early on an unknown network name, or a network, data or score file that is missing,
     a directory or unreadable."""
-    from .preflight import check_readable
+    from pipeline.preflight import check_readable
 
     if cfg.network is not None:
         from bayesnet.catalog import UnknownNetworkError, check_network, is_network_file
@@ -134,13 +134,13 @@ def run_config(
     """Run the stages of a validated configuration (the shared core of the API and the CLI);
     with ``cfg.bootstrap`` also the bootstrap networks (:mod:`pipeline.bootstrap`), in a pool of
     ``n_jobs`` processes or on ``score_executor``."""
-    from .stages import run_stages
+    from pipeline.stages import run_stages
 
     artifacts = run_stages(cache, cfg, upto=stage, progress=progress, n_jobs=n_jobs,
                            score_executor=score_executor, score_groups=score_groups, frame=frame)
     boot = None
     if cfg.bootstrap is not None and "solve" in artifacts:
-        from .bootstrap import run_bootstrap
+        from pipeline.bootstrap import run_bootstrap
 
         boot = run_bootstrap(cfg, cache, artifacts["data"], jobs=n_jobs, executor=score_executor, progress=progress)
     return LearnResult(cfg, artifacts, boot)

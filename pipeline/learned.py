@@ -14,8 +14,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .cache import Artifact
-from .config import RunConfig
+from pipeline.cache import Artifact
+from pipeline.config import RunConfig
 
 
 class LearnResult:
@@ -38,14 +38,14 @@ class LearnResult:
     @cached_property
     def names(self) -> list[str]:
         """Variable names, in column order (the indices of :attr:`adjacency`)."""
-        from .stages import variable_names
+        from pipeline.stages import variable_names
 
         return variable_names(self.artifacts)
 
     @cached_property
     def adjacency(self) -> np.ndarray:
         """The learned DAG as a boolean matrix, ``adjacency[p, c]`` for an arc ``p -> c``."""
-        from .stages import dag_of
+        from pipeline.stages import dag_of
 
         return dag_of(self._stage("solve"))
 
@@ -113,7 +113,7 @@ class LearnResult:
     @property
     def budget(self) -> dict[str, Any] | None:
         """With ``budget=SECONDS``: the budget and each stage's time limit and time used."""
-        from .budget import budget_record
+        from pipeline.budget import budget_record
 
         return budget_record(self.config, self.artifacts)
 
@@ -128,7 +128,7 @@ class LearnResult:
 
     def summary(self, output: Path | None = None) -> str:
         """The report ``run.py`` prints: one line per stage with its time and counts."""
-        from .report import format_run_summary
+        from pipeline.report import format_run_summary
 
         text = format_run_summary(self.config, self.artifacts, output=output)
         return text if self.bootstrap is None else f"{text}\n{self.bootstrap.summary()}"
@@ -138,7 +138,7 @@ class LearnResult:
         """The DAG with CPTs fitted to the data (:class:`bayesnet.network.Network`): ``"bayes"``
         (BDeu-consistent Dirichlet prior of size ``ess``) or ``"mle"``."""
         from bayesnet.fitting import fit_cpts
-        from .stages import dataset_of
+        from pipeline.stages import dataset_of
 
         if "data" not in self.artifacts:
             raise ValueError("parameters need data: a run from a score file has none")
@@ -179,7 +179,7 @@ class LearnResult:
         """Write the files of ``run.py`` (edges.csv, network.dot, network.bif, model.txt,
         result.json; with the bootstrap strengths.csv, averaged.csv, bootstrap.json, averaged.png)
         to ``<output_dir>/<source>-<key>/`` and return that folder."""
-        from .outputs import write_outputs
+        from pipeline.outputs import write_outputs
 
         self._stage("solve")
         extra = () if self.bootstrap is None else (self.bootstrap.write,)
@@ -190,8 +190,8 @@ class LearnResult:
         every name is a single token, else by index; gzip when the name ends in ``.gz``)."""
         from scores.jkl import jkl_bytes, name_writable
 
-        from .atomic import replace_file
-        from .stages import table_of
+        from pipeline.atomic import replace_file
+        from pipeline.stages import table_of
 
         path = Path(path)
         table = table_of(self._stage("scores"), self.names)

@@ -24,11 +24,11 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .atomic import staged_folder, write_error
-from .budget import budget_record
-from .cache import Artifact
-from .config import RunConfig
-from .stages import dag_of, dataset_of, true_dag, variable_names
+from pipeline.atomic import staged_folder, write_error
+from pipeline.budget import budget_record
+from pipeline.cache import Artifact
+from pipeline.config import RunConfig
+from pipeline.stages import dag_of, dataset_of, true_dag, variable_names
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def write_outputs(
     from bayesnet.bif import write_bif
     from bayesnet.fitting import fit_cpts
 
-    from .pictures import FORMATS, write_pictures
+    from pipeline.pictures import FORMATS, write_pictures
 
     folder = output_folder(base, cfg, artifacts, cpt_method)
     dag = dag_of(artifacts["solve"])

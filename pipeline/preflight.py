@@ -12,8 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from .config import ConfigError, RunConfig
 from hybridbn.errors import error_reason
+from pipeline.config import ConfigError, RunConfig
 
 
 def check_readable(option: str, path: Path) -> None:

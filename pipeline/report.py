@@ -12,10 +12,10 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from .atomic import replace_file
-from .cache import Artifact
-from .config import RunConfig
 from hybridbn.errors import error_reason
+from pipeline.atomic import replace_file
+from pipeline.cache import Artifact
+from pipeline.config import RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ def format_run_summary(cfg: RunConfig, artifacts: Mapping[str, Artifact], output
         total = sum(artifacts[s].seconds for s in hybrid)
         lines.append(f"{'hybrid':<9} {total:8.2f}s          {' + '.join(hybrid)}")
     if cfg.budget is not None and "solve" in artifacts:
-        from .budget import budget_record
+        from pipeline.budget import budget_record
 
         record = budget_record(cfg, artifacts)
         lines.append(f"{'budget':<9} {cfg.budget:8.2f}s          solver time limit "

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .config import RunConfig
+from pipeline.config import RunConfig
 
 
 @dataclass
@@ -55,7 +55,7 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
 
     options: dict[str, Any] = {"time_limit": cfg.time_limit, "verbose": False, "seed": 0}
     if inputs.knowledge is not None:
-        from .knowledge import ilp_options
+        from pipeline.knowledge import ilp_options
 
         options.update(ilp_options(inputs.knowledge))
     table = ilp.restrict_to_bags(inputs.table, inputs.bags) if cfg.within_bags else inputs.table
@@ -63,7 +63,7 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
         result = ilp.solve_bounded_treewidth(table, cfg.treewidth, **options)
     else:
         if inputs.start is not None:  # with the knowledge's hook, if any
-            from .incumbent import start_solution
+            from pipeline.incumbent import start_solution
 
             options["extend"] = [*filter(None, [options.get("extend")]), start_solution(inputs.start)]
         result = ilp.solve_ilp(table, **options)

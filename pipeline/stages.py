@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import incumbent
-from .cache import FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted, file_sha256
-from .config import STAGES, TABLE_SOLVERS, RunConfig
-from .solvers import SOLVE, SolveInputs, json_ready
+from pipeline import incumbent
+from pipeline.cache import FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted, file_sha256
+from pipeline.config import STAGES, TABLE_SOLVERS, RunConfig
+from pipeline.solvers import SOLVE, SolveInputs, json_ready
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def _imports(stage: str, *modules: str):
 
 def _compiled(cfg: RunConfig) -> None:
     """Compile the run's numba kernels on first use, once per installation (:mod:`pipeline.kernels`)."""
-    from .kernels import ensure_compiled
+    from pipeline.kernels import ensure_compiled
 
     ensure_compiled(cfg)
 
@@ -383,7 +383,7 @@ def scores_stage(
         if know is not None:  # forbidden arcs never scored, required parents in every set
             allowed, options["required"] = know.restrict(allowed), know.required
         if executor is not None and groups > 1:
-            from .split_scores import split_score_table
+            from pipeline.split_scores import split_score_table
 
             table = split_score_table(executor, dataset.data, dataset.arities, groups, allowed=allowed,
                                       names=names, **options)
@@ -587,7 +587,7 @@ def run_stages(
 
 def _run_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_groups, frame) -> None:
     """The body of :func:`run_stages`, filling ``out`` stage by stage."""
-    from .budget import solve_config
+    from pipeline.budget import solve_config
 
     if cfg.scores is not None:
         out["scores"] = score_file_stage(cache, cfg)
@@ -604,7 +604,7 @@ def model_stages(out: dict[str, Artifact], cache: StageCache, cfg: RunConfig, la
                  n_jobs: int = 1, score_executor=None, score_groups: int = 1) -> None:
     """The stages after the data (``out["data"]``) up to ``STAGES[last]``, into ``out``; with
     ``cfg.budget`` the restriction and the solver get the time limits of :mod:`pipeline.budget`."""
-    from .budget import restrict_config, solve_config
+    from pipeline.budget import restrict_config, solve_config
 
     if last >= 1:
         out["restrict"] = restrict_stage(cache, restrict_config(cfg), out["data"], progress, n_jobs,
