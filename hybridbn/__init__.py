@@ -25,26 +25,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.learn import learn
     from pipeline.learned import LearnResult
 
-_LAZY = {
-    "learn": ("pipeline.learn", "learn"),
-    "LearnResult": ("pipeline.learned", "LearnResult"),
-    "RunConfig": ("pipeline.config", "RunConfig"),
-    "list_networks": ("bayesnet.catalog", "list_networks"),
-    "main": ("pipeline.cli", "main"),
-}
-
 
 def __getattr__(name: str) -> Any:
     """Load the public names on first use (PEP 562), so ``import hybridbn`` stays fast."""
-    if name not in _LAZY:
+    if name == "learn":
+        from pipeline.learn import learn as value
+    elif name == "LearnResult":
+        from pipeline.learned import LearnResult as value
+    elif name == "RunConfig":
+        from pipeline.config import RunConfig as value
+    elif name == "list_networks":
+        from bayesnet.catalog import list_networks as value
+    elif name == "main":
+        from pipeline.cli import main as value
+    else:
         raise AttributeError(f"module 'hybridbn' has no attribute {name!r}")
-    import importlib
-
-    module, attribute = _LAZY[name]
-    value = getattr(importlib.import_module(module), attribute)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted({*globals(), *__all__})

@@ -25,10 +25,9 @@ import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
+from hybridbn.options import FILE, FLAG, INT, TEXT, Choice, Param
 from pipeline.cache import FINAL, CacheError, StageCache, StageInterrupted
-from pipeline.config import (METHODS, MISSING, SCORE_FILE_SUFFIXES, SCORES, SOLVERS, STAGES, TABLE_SOLVERS,
-                             TESTS, ConfigError, RunConfig)
-from pipeline.stages import StageUnavailable
+from pipeline.config import GROUPS, SCORE_FILE_SUFFIXES, STAGES, TABLE_SOLVERS, ConfigError, RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -111,88 +110,37 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """Options of one hybrid run (the parameters of :class:`RunConfig`)."""
-    d = RunConfig()
-    src = parser.add_argument_group("data")
-    src.add_argument("--network", metavar="NAME|FILE",
-                     help="network to sample from: a benchmark name (see --list-networks) or a BIF file "
-                          "(.bif or .bif.gz)")
-    src.add_argument("--data", metavar="FILE", help="your data: CSV, parquet or feather, one column per variable")
-    src.add_argument("--scores", metavar="FILE.jkl",
-                     help="solve a local-score table in GOBNILP / BLIP .jkl format (or .jkl.gz) directly: "
-                          "no data, restriction or scoring; solvers ilp, kg, kastar")
-    src.add_argument("--missing", default=d.missing, choices=MISSING,
-                     help="rows of --data with a missing cell: reject the data, or drop those rows and report "
-                          f"how many (default {d.missing})")
-    src.add_argument("--rows", type=int, default=d.rows, help=f"rows to sample (default {d.rows})")
-    src.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default {d.seed})")
-    res = parser.add_argument_group("restriction (CI tests)")
-    res.add_argument("--method", default=d.method, choices=METHODS,
-                     help="restriction method; cops = cops-and-robbers, which ignores --max-order; candidates = "
-                          "sparse candidate parents by single-parent score gain, no CI tests, for very large "
-                          f"networks (default {d.method})")
-    res.add_argument("--test", default=d.test, choices=TESTS, help=f"CI test statistic (default {d.test})")
-    res.add_argument("--alpha", type=float, default=d.alpha, help=f"significance level in (0,1) (default {d.alpha})")
-    res.add_argument(
-        "--max-order", type=_optional_int, default=d.max_order,
-        help=f"largest conditioning set, or 'none' (default {d.max_order})",
-    )
-    res.add_argument("--candidates", type=_positive_int, default=d.candidates, metavar="M",
-                     help=f"with --method candidates: candidate parents per child (default {d.candidates})")
-    res.add_argument("--cops-time-limit", type=float, default=None, metavar="SECONDS",
-                     help="with --method cops: stop the cops after this many seconds and restrict to what they "
-                          "found (the bag supergraph once the decomposition is done, else nothing) "
-                          "(default: none)")
-    res.add_argument("--add-candidates", type=int, default=d.add_candidates, metavar="K",
-                     help="also allow each child's K best single parents by score gain beyond the CI "
-                          "skeleton, so the exact search can keep an edge the tests dropped (default 0)")
-    sc = parser.add_argument_group("scores")
-    sc.add_argument("--score", default=d.score, choices=SCORES, help=f"local score (default {d.score})")
-    sc.add_argument("--ess", type=float, default=d.ess, help=f"BDeu equivalent sample size (default {d.ess:g})")
-    sc.add_argument(
-        "--palim", type=_optional_int, default=d.palim, help=f"parent limit, or 'none' (default {d.palim})"
-    )
-    sc.add_argument("--write-scores", metavar="FILE.jkl",
-                    help="also export the scores stage's table as a .jkl file (GOBNILP / BLIP format; "
-                         ".jkl.gz compressed)")
-    kn = parser.add_argument_group("expert knowledge (CSV files, see docs/user-guide.md)")
-    kn.add_argument("--required", metavar="FILE",
-                    help="arcs that must be in the network: header source,target (optional column directed; "
-                         "directed=false or both directions: adjacent either way)")
-    kn.add_argument("--forbidden", metavar="FILE",
-                    help="arcs that must not be: header source,target (optional column directed; false forbids both)")
-    kn.add_argument("--tiers", metavar="FILE",
-                    help="header variable,tier (integers): no arc from a later tier to an earlier one")
-    so = parser.add_argument_group("solver")
-    so.add_argument("--solver", default=d.solver, choices=SOLVERS, help=f"optimiser: ilp (exact), kg / kastar (treewidth-bounded, need --treewidth), ges / sges "
-             f"(equivalence-class search) (default {d.solver})")
-    so.add_argument("--time-limit", type=float,
-                    help="solver time limit in seconds (default: none; 60 for the anytime kg / kastar)")
-    so.add_argument("--budget", type=float, metavar="SECONDS",
-                    help="one wall-clock budget for restriction, scoring and solving together: the solver gets "
-                         "what is left and returns its best DAG with bound and gap (cops may use half); "
-                         "ilp, kg, kastar (default: none)")
-    so.add_argument(
-        "--treewidth", type=_optional_int, metavar="K",
-        help="bound the treewidth of the learned DAG's moral graph by K: needed by kg/kastar; "
-             "with ilp it solves the exact treewidth-bounded ILP",
-    )
-    so.add_argument("--sges-bound", default=d.sges_bound, metavar="NAME:K",
-                    help=f"SGES property bound: parents:K, clique:K or vwidth:K (default {d.sges_bound})")
-    so.add_argument("--within-bags", action="store_true",
-                    help="with --method cops and the ilp: families must lie inside a bag of the "
-                         "cops tree decomposition")
-    so.add_argument(
+    """Options of one hybrid run: one per declaration of :data:`pipeline.config.GROUPS`, plus the
+    score export and the CPT estimator of the output."""
+    groups = {title: parser.add_argument_group(title) for title in GROUPS}
+    for title, options in GROUPS.items():
+        for option in options:
+            groups[title].add_argument(f"--{option.name.replace('_', '-')}", **_argument(option))
+    groups["scores"].add_argument("--write-scores", metavar="FILE.jkl",
+                                  help="also export the scores stage's table as a .jkl file (GOBNILP / BLIP format; "
+                                       ".jkl.gz compressed)")
+    groups["solver"].add_argument(
         "--cpt", choices=("bayes", "mle"), default="bayes",
         help="CPT estimator for the output BIF: Bayesian with a BDeu prior of size --ess, or maximum likelihood",
     )
-    bo = parser.add_argument_group("arc confidence (bootstrap, as bnlearn's boot.strength / averaged.network)")
-    bo.add_argument("--bootstrap", type=int, metavar="B",
-                    help="also learn B networks from resamples of the rows (seeded by --seed; on -j processes or "
-                         "--scheduler) and write strengths.csv and the averaged network (averaged.csv, averaged.png)")
-    bo.add_argument("--threshold", type=float, metavar="T",
-                    help="with --bootstrap: keep the arcs of strength above T in [0, 1] (default: estimated as "
-                         "Scutari & Nagarajan 2013, as bnlearn)")
+
+
+def _argument(option: Param | Choice) -> dict:
+    """The ``add_argument`` keywords of a declared option: type, choices, default, help."""
+    default = option.default
+    shown = f"{default:g}" if isinstance(default, float) else default
+    help_text = option.help + ("" if default is None or default is False else f" (default {shown})")
+    if isinstance(option, Choice):
+        return {"default": default, "choices": option.names, "help": help_text}
+    if option.kind == FLAG:
+        return {"action": "store_true", "help": help_text}
+    kind = {INT: _optional_int if option.none else int, TEXT: str}.get(option.kind, float)
+    keywords = {"default": default, "metavar": option.metavar, "help": help_text, "type": kind}
+    if option.kind == FILE:
+        keywords["type"] = str
+    if option.choices:
+        keywords["choices"] = option.choices
+    return keywords
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -384,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     first = text.splitlines()[0]
-    return first if isinstance(exc, (ValueError, OSError, StageUnavailable)) else f"{type(exc).__name__}: {first}"
+    return first if isinstance(exc, (ValueError, OSError)) else f"{type(exc).__name__}: {first}"
 
 
 def _grid_parser() -> argparse.ArgumentParser:

@@ -1,196 +1,189 @@
-"""Run configuration of the hybrid pipeline: defaults, choices and validation.
+"""Run configuration of the hybrid pipeline: the declared options, and their validation.
 
 One :class:`RunConfig` describes a single hybrid run (data -> restrict -> scores -> solve ->
 evaluate); the CLI builds one from its options and an experiment grid builds one per job.
-The defaults are those of ``python run.py --network alarm``: 5000 rows sampled with seed 0,
-PC restriction with the G2 test at alpha 0.05 and maximum conditioning order 1, BDeu with
-equivalent sample size 1 and at most 3 parents, solved exactly by the ILP.
+Its fields are the declarations of :data:`GROUPS` (:mod:`hybridbn.options`): the sources and
+run-wide options here, the choices and their methods' parameters next to their
+implementations (:mod:`constraints.methods` for ``--method`` and ``--test``,
+:mod:`scores.methods` for ``--score`` and ``--palim``, :mod:`pipeline.solvers` for
+``--solver``).  The command line, the grid keys, the cache keys and the report columns are
+derived from the same declarations.  The defaults are those of ``python run.py --network
+alarm``: 5000 rows sampled with seed 0, PC restriction with the G2 test at alpha 0.05 and
+maximum conditioning order 1, BDeu with equivalent sample size 1 and at most 3 parents, solved
+exactly by the ILP.
 
-Restriction methods: ``none``, the CI-test learners ``pc``, ``pmms``, ``mmpc``, ``cops``, and
-``candidates``, the sparse candidate parents of :mod:`scores.identification` (the ``candidates``
-parents of largest single-parent gain of the run's score per child, for very large networks; it
-runs no CI test, so ``test``, ``alpha`` and ``max_order`` do not apply).  ``cops_time_limit``
-stops the cops-and-robbers restriction after that many seconds (it then restricts to what it
-had found).  ``add_candidates`` (K > 0) also allows, beyond a CI-test skeleton, each child's K
-parents of largest positive single-parent gain of the run's score, so that the exact optimiser
-can still choose an edge the tests dropped.  ``required``, ``forbidden`` and ``tiers`` name expert-knowledge files
-(:mod:`pipeline.knowledge`), honoured by every stage.
-
-Solvers: ``ilp`` (exact; with ``treewidth`` the exact treewidth-bounded ILP, with
-``within_bags`` families confined to the bags of the cops-and-robbers tree decomposition),
-``kg`` / ``kastar`` (Scanagatta et al.'s k-G / k-A*, need ``treewidth``), ``ges`` / ``sges``
-(equivalence-class search on the data; SGES with the property bound ``sges_bound``).
+Validation checks each option against its declaration, then the rules between options: what a
+selected method needs (``kg`` needs ``treewidth``), strict options given to a method they do
+not apply to (``cops_time_limit`` without ``cops``), options that require another choice
+(``within_bags`` needs ``cops``), and the run-wide rules below (sources, score files, budget,
+knowledge files, bootstrap).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from constraints.methods import RESTRICTION, TEST
+from hybridbn.options import FILE, FLOAT, INT, SECONDS, TEXT, Choice, OptionError, Param
+from pipeline.solvers import SOLVER
+from scores.methods import PALIM, SCORE
+
 STAGES = ("data", "restrict", "scores", "solve", "evaluate")
-METHODS = ("none", "pc", "pmms", "mmpc", "cops", "candidates")
-TESTS = ("g2", "x2")
-SCORES = ("bdeu", "bic", "aic", "ll", "k2")
-SOLVERS = ("ilp", "kg", "kastar", "ges", "sges")
-TABLE_SOLVERS = ("ilp", "kg", "kastar")
+CHOICES: dict[str, Choice] = {c.name: c for c in (RESTRICTION, TEST, SCORE, SOLVER)}
+"""The options that select a method, by name: ``method``, ``test``, ``score``, ``solver``."""
+METHODS, TESTS, SCORES, SOLVERS = RESTRICTION.names, TEST.names, SCORE.names, SOLVER.names
+TABLE_SOLVERS = tuple(m.name for m in SOLVER.methods if "score" not in m.uses)
 """Solvers that optimise over the score table; the others score the data on demand."""
-TREEWIDTH_SOLVERS = ("kg", "kastar")
-"""Solvers that need a treewidth bound."""
 MISSING = ("reject", "drop")
 """What to do with rows that have a missing cell: refuse the data, or drop those rows."""
 SCORE_FILE_SUFFIXES = (".jkl", ".jkl.gz")
 
+SOURCES = (
+    Param("network", TEXT, None, "network to sample from: a benchmark name (see --list-networks) or a BIF file "
+          "(.bif or .bif.gz)", metavar="NAME|FILE", grid="networks"),
+    Param("data", TEXT, None, "your data: CSV, parquet or feather, one column per variable", metavar="FILE"),
+    Param("scores", TEXT, None, "solve a local-score table in GOBNILP / BLIP .jkl format (or .jkl.gz) directly: "
+          "no data, restriction or scoring; solvers ilp, kg, kastar", metavar="FILE.jkl"),
+    Param("missing", TEXT, "reject", "rows of --data with a missing cell: reject the data, or drop those rows "
+          "and report how many", choices=MISSING, column=False),
+    Param("rows", INT, 5000, "rows to sample", low=1, grid="rows"),
+    Param("seed", INT, 0, "sampling seed", grid="seeds"),
+)
+KNOWLEDGE = (
+    Param("required", FILE, None, "arcs that must be in the network: header source,target (optional column "
+          "directed; directed=false or both directions: adjacent either way)", metavar="FILE", grid="required",
+          axis=False, column=False),
+    Param("forbidden", FILE, None, "arcs that must not be: header source,target (optional column directed; false "
+          "forbids both)", metavar="FILE", grid="forbidden", axis=False, column=False),
+    Param("tiers", FILE, None, "header variable,tier (integers): no arc from a later tier to an earlier one",
+          metavar="FILE", grid="tiers", axis=False, column=False),
+)
+"""Expert-knowledge files (:mod:`pipeline.knowledge`), honoured by every stage."""
+BUDGET = Param("budget", SECONDS, None,
+               "one wall-clock budget for restriction, scoring and solving together: the solver gets what is "
+               "left and returns its best DAG with bound and gap (cops may use half); ilp, kg, kastar "
+               "(default: none)", metavar="SECONDS", grid="budget", axis=False)
+BOOTSTRAP = (
+    Param("bootstrap", INT, None, "also learn B networks from resamples of the rows (seeded by --seed; on -j "
+          "processes or --scheduler) and write strengths.csv and the averaged network (averaged.csv, "
+          "averaged.png)", low=1, metavar="B", grid="bootstrap", axis=False, column=False),
+    Param("threshold", FLOAT, None, "with --bootstrap: keep the arcs of strength above T in [0, 1] (default: "
+          "estimated as Scutari & Nagarajan 2013, as bnlearn)", low=0.0, high=1.0, metavar="T",
+          grid="threshold", axis=False, column=False),
+)
 
-class ConfigError(ValueError):
+
+GROUPS: dict[str, tuple[Param | Choice, ...]] = {
+    "data": SOURCES,
+    "restriction (CI tests)": (RESTRICTION, TEST, *RESTRICTION.method_params),
+    "scores": (SCORE, *SCORE.method_params, PALIM),
+    "expert knowledge (CSV files, see docs/user-guide.md)": KNOWLEDGE,
+    "solver": (SOLVER, *SOLVER.params, *SOLVER.method_params, BUDGET),
+    "arc confidence (bootstrap, as bnlearn's boot.strength / averaged.network)": BOOTSTRAP,
+}
+"""Every option of a run, grouped as ``run.py --help`` shows them, in :class:`RunConfig` field
+order: the declarations every RunConfig field, CLI option, grid key, cache key and report
+column is derived from."""
+OPTIONS: tuple[Param | Choice, ...] = tuple(o for group in GROUPS.values() for o in group)
+PARAMS: dict[str, Param] = {p.name: p for p in OPTIONS if isinstance(p, Param)}
+PARAM_COLUMNS = tuple(o.name for o in OPTIONS if o.grid is not None and (isinstance(o, Choice) or o.column))
+"""The run parameters of a grid's results row (the options a grid sets), in declaration order."""
+
+
+class ConfigError(OptionError):
     """An invalid option value; the message names the option."""
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    """Parameters of one hybrid run (see the module docstring for the defaults)."""
+_Fields = make_dataclass("_Fields", [(o.name, Any, field(default=o.default)) for o in OPTIONS], frozen=True)
 
-    network: str | None = None
-    data: str | None = None
-    rows: int = 5000
-    seed: int = 0
-    method: str = "pc"
-    test: str = "g2"
-    alpha: float = 0.05
-    max_order: int | None = 1
-    score: str = "bdeu"
-    ess: float = 1.0
-    palim: int | None = 3
-    solver: str = "ilp"
-    time_limit: float | None = None
-    treewidth: int | None = None
-    sges_bound: str = "parents:3"
-    within_bags: bool = False
-    candidates: int = 16
-    cops_time_limit: float | None = None
-    add_candidates: int = 0
-    required: str | None = None
-    forbidden: str | None = None
-    tiers: str | None = None
-    # sources and run-wide options of the Python API (issue 20)
-    scores: str | None = None
-    missing: str = "reject"
-    budget: float | None = None
-    # arc confidence by the bootstrap (issue 19): resamples, and the averaged network's threshold
-    bootstrap: int | None = None
-    threshold: float | None = None
+
+@dataclass(frozen=True)
+class RunConfig(_Fields):
+    """Parameters of one hybrid run: one field per declaration of :data:`OPTIONS` (see the module
+    docstring for the defaults)."""
 
     def validated(self) -> "RunConfig":
         """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
         if sum(x is not None for x in (self.network, self.data, self.scores)) != 1:
             raise ConfigError("give exactly one of --network NAME|FILE, --data FILE or --scores FILE.jkl")
-        self._check_run_options()
-        _choice("method", self.method, METHODS)
-        _choice("test", self.test, TESTS)
-        _choice("score", self.score, SCORES)
-        _choice("solver", self.solver, SOLVERS)
-        _check_int("--rows", self.rows, 1)
-        _check_int("--seed", self.seed, 0)
-        alpha = _number("--alpha", self.alpha)
-        if not 0.0 < alpha < 1.0:
-            raise ConfigError(f"--alpha must lie strictly between 0 and 1, got {self.alpha!r}")
-        _check_int("--max-order", self.max_order, 0, none_ok=True)
-        _check_int("--palim", self.palim, 0, none_ok=True)
-        ess = _number("--ess", self.ess)
-        if not 0.0 < ess <= MAX_ESS:
-            raise ConfigError(f"--ess must be a positive number up to {MAX_ESS:g}, got {self.ess!r}")
-        _check_int("--candidates", self.candidates, 1)
-        time_limit = _seconds("--time-limit", self.time_limit)
-        cops_time_limit = _seconds("--cops-time-limit", self.cops_time_limit)
-        if cops_time_limit is not None and self.method.lower() != "cops":
-            raise ConfigError("--cops-time-limit applies to --method cops only")
-        _check_int("--add-candidates", self.add_candidates, 0)
-        if self.add_candidates and self.method.lower() in ("none", "candidates"):
-            raise ConfigError(f"--add-candidates applies to the CI-test methods (pc, pmms, mmpc, cops), "
-                              f"not --method {self.method}")
-        self._check_solver_options()
-        self._check_knowledge()
-        threshold = self._checked_threshold()
-        return replace(
-            self,
-            method=self.method.lower(),
-            test=self.test.lower(),
-            score=self.score.lower(),
-            solver=self.solver.lower(),
-            alpha=alpha,
-            ess=ess,
-            time_limit=time_limit,
-            cops_time_limit=cops_time_limit,
-            missing=self.missing.lower(),
-            budget=_seconds("--budget", self.budget),
-            threshold=threshold,
-        )
+        try:
+            values = {c.name: _choice(c, getattr(self, c.name)) for c in CHOICES.values()}
+            values.update({p.name: p.validated(getattr(self, p.name)) for p in PARAMS.values()})
+        except OptionError as exc:
+            raise ConfigError(str(exc)) from None
+        cfg = replace(self, **values)
+        cfg._check_applicable()
+        cfg._check_run_options()
+        cfg._check_knowledge()
+        cfg._checked_threshold()
+        return cfg
 
-    def _checked_threshold(self) -> float | None:
-        """``--bootstrap B`` (B >= 1, needs data) and ``--threshold`` in [0, 1] (needs --bootstrap)."""
-        _check_int("--bootstrap", self.bootstrap, 1, none_ok=True)
+    def methods(self):
+        """The selected :class:`~hybridbn.options.Method` of each choice."""
+        return {name: choice[getattr(self, name)] for name, choice in CHOICES.items()}
+
+    def _check_applicable(self) -> None:
+        """The method parameters against the selected methods: what a method needs, strict options
+        given to a method they do not apply to, other choices an option requires, checks of text values."""
+        for name, choice in CHOICES.items():
+            method = choice[getattr(self, name)]
+            for needed in method.needs:
+                if getattr(self, needed) is None:
+                    param = PARAMS[needed]
+                    raise ConfigError(f"--{name} {method.name} needs {param.noun}: add {param.flag} {param.metavar}")
+            for param in choice.method_params:
+                value = getattr(self, param.name)
+                if value == param.default:
+                    continue
+                if param not in method.params:
+                    if param.strict:
+                        raise ConfigError(f"{param.flag} applies to --{name} {', '.join(choice.users(param))} only")
+                    continue
+                wanted = {**param.requires, name: method.name}
+                if any(getattr(self, other) != want for other, want in param.requires.items()):
+                    raise ConfigError(f"{param.flag} needs " + " and ".join(f"--{o} {v}" for o, v in wanted.items()))
+                if param.check is not None:
+                    try:
+                        param.check(value)
+                    except ValueError as exc:
+                        raise ConfigError(f"{param.flag}: {exc}") from None
+        if self.within_bags and self.treewidth is not None:
+            raise ConfigError("give either --within-bags or --treewidth, not both")
+
+    def _checked_threshold(self) -> None:
+        """``--bootstrap B`` needs data, ``--threshold`` needs ``--bootstrap``."""
         if self.bootstrap is not None and self.scores is not None:
             raise ConfigError("--bootstrap resamples the data, and --scores FILE.jkl has none: "
                               "give --network or --data")
-        if self.threshold is None:
-            return None
-        threshold = _number("--threshold", self.threshold)
-        if not 0.0 <= threshold <= 1.0:
-            raise ConfigError(f"--threshold must lie between 0 and 1, got {self.threshold!r}")
-        if self.bootstrap is None:
+        if self.threshold is not None and self.bootstrap is None:
             raise ConfigError("--threshold applies to the averaged network of --bootstrap B")
-        return threshold
 
     def _check_run_options(self) -> None:
-        """The options of issue 20: score files, missing values, the whole-run budget."""
-        _choice("missing", self.missing, MISSING)
+        """The options of issue 20: score files, the whole-run budget."""
         if self.scores is not None:
             if not str(self.scores).lower().endswith(SCORE_FILE_SUFFIXES):
                 raise ConfigError(f"--scores must name a .jkl or .jkl.gz file, got {self.scores!r}")
-            if self.solver.lower() not in TABLE_SOLVERS:
+            if self.solver not in TABLE_SOLVERS:
                 raise ConfigError(f"--scores needs a solver that reads a score table "
                                   f"({', '.join(TABLE_SOLVERS)}), not --solver {self.solver}")
             if self.within_bags:
                 raise ConfigError("--within-bags needs the cops restriction, which a score file does not have")
-        if _seconds("--budget", self.budget) is not None and self.solver.lower() not in TABLE_SOLVERS:
+        if self.budget is not None and self.solver not in TABLE_SOLVERS:
             raise ConfigError(f"--budget needs a solver with a time limit ({', '.join(TABLE_SOLVERS)}), "
                               f"not --solver {self.solver}")
 
-    def _check_solver_options(self) -> None:
-        solver = self.solver.lower()
-        _check_int("--treewidth", self.treewidth, 1, none_ok=True)
-        if solver in TREEWIDTH_SOLVERS and self.treewidth is None:
-            raise ConfigError(f"--solver {solver} needs a treewidth bound: add --treewidth K (K >= 1)")
-        if self.treewidth is not None and solver not in TABLE_SOLVERS:
-            raise ConfigError(f"--treewidth applies to the solvers {', '.join(TABLE_SOLVERS)}, not {solver}")
-        if solver == "sges":
-            from search.sges import SGESBoundError, parse_bound
-
-            try:
-                parse_bound(self.sges_bound)
-            except SGESBoundError as exc:
-                raise ConfigError(f"--sges-bound: {exc}") from None
-        if not isinstance(self.within_bags, bool):
-            raise ConfigError(f"within_bags must be true or false, got {self.within_bags!r}")
-        if self.within_bags and (self.method.lower() != "cops" or solver != "ilp"):
-            raise ConfigError("--within-bags needs --method cops and --solver ilp "
-                              "(it confines the ILP to the cops tree decomposition)")
-        if self.within_bags and self.treewidth is not None:
-            raise ConfigError("give either --within-bags or --treewidth, not both")
-
     def _check_knowledge(self) -> None:
         """Read the knowledge files now: a malformed or contradictory one fails before any work."""
-        for option, value in (("--required", self.required), ("--forbidden", self.forbidden), ("--tiers", self.tiers)):
-            if value is not None and not isinstance(value, str):
-                raise ConfigError(f"{option} must be a file name, got {value!r}")
         if self.has_knowledge:
             from pipeline.knowledge import check_solver, knowledge_of
 
-            check_solver(knowledge_of(self), self.solver.lower(), self.treewidth)
+            check_solver(knowledge_of(self), self.solver, self.treewidth)
 
     @property
     def has_knowledge(self) -> bool:
-        return any(v is not None for v in (self.required, self.forbidden, self.tiers))
+        return any(getattr(self, p.name) is not None for p in KNOWLEDGE)
 
     def unrestricted(self) -> "RunConfig":
         """The same run without restriction (the score-only optimum G_score of the thesis)."""
@@ -207,40 +200,7 @@ class RunConfig:
         return name.lstrip(".").split(".")[0] or "data"
 
 
-def _check_int(option: str, value: Any, minimum: int, none_ok: bool = False) -> None:
-    """An int (not a bool) of at least ``minimum`` (0 or 1), or ``None`` when ``none_ok``."""
-    if value is None and none_ok:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        kind = "a positive integer" if minimum == 1 else "a non-negative integer"
-        alternative = " or 'none'" if none_ok else ""
-        raise ConfigError(f"{option} must be {kind}{alternative}, got {value!r}")
-
-
-def _number(option: str, value: Any) -> float:
-    """``value`` as a float; a bool, a string or anything else not a real number is refused."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{option} must be a number, got {value!r}")
-    return float(value)
-
-
-MAX_ESS = 1e6
-"""Largest BDeu equivalent sample size accepted (far larger ones overflow the local scores)."""
-MAX_SECONDS = 1e9
-"""Largest time limit accepted (about 31 years; SCIP refuses limits beyond 1e20)."""
-
-
-def _seconds(option: str, value: Any) -> float | None:
-    """A time limit: ``None`` (no limit) or a positive number of seconds up to :data:`MAX_SECONDS`."""
-    if value is None:
-        return None
-    seconds = _number(option, value)
-    if not 0.0 < seconds <= MAX_SECONDS:
-        raise ConfigError(f"{option} must be a positive number of seconds up to {MAX_SECONDS:g} (omit it for "
-                          f"no limit), got {value!r}")
-    return seconds
-
-
-def _choice(option: str, value: Any, choices: tuple[str, ...]) -> None:
-    if not isinstance(value, str) or value.lower() not in choices:
-        raise ConfigError(f"--{option} must be one of {', '.join(choices)}; got {value!r}")
+def _choice(choice: Choice, value: Any) -> str:
+    if not isinstance(value, str) or value.lower() not in choice.names:
+        raise ConfigError(f"--{choice.name} must be one of {', '.join(choice.names)}; got {value!r}")
+    return value.lower()

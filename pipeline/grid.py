@@ -56,40 +56,28 @@ from tqdm import tqdm
 
 from pipeline.atomic import replace_file, write_error
 from pipeline.cache import Artifact, StageCache, stage_key
-from pipeline.config import RunConfig
+from hybridbn.options import FILE, Choice, Param
+from pipeline.config import CHOICES, OPTIONS, PARAM_COLUMNS, RunConfig
 from pipeline.executors import DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
 
 logger = logging.getLogger(__name__)
 
 JOB_VERSION = "2"
 
-#: grid key -> RunConfig field, in expansion order
-LIST_KEYS = {
-    "networks": "network",
-    "rows": "rows",
-    "seeds": "seed",
-    "methods": "method",
-    "candidates": "candidates",
-    "tests": "test",
-    "alphas": "alpha",
-    "max_orders": "max_order",
-    "scores": "score",
-    "ess": "ess",
-    "palims": "palim",
-    "solvers": "solver",
-    "treewidths": "treewidth",
-    "sges_bounds": "sges_bound",
-    "within_bags": "within_bags",
-}
-RUN_SCALAR_KEYS = ("time_limit", "cops_time_limit", "budget", "bootstrap", "threshold")
+_GRID_OPTIONS = [o for o in OPTIONS if o.grid is not None]
+#: grid key -> RunConfig field, in expansion order (the declarations' order, :data:`pipeline.config.OPTIONS`)
+LIST_KEYS = {o.grid: o.name for o in _GRID_OPTIONS if isinstance(o, Choice) or o.axis}
+KNOWLEDGE_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and o.kind == FILE)
+"""Grid keys naming an expert-knowledge file (relative to the grid file) for every job."""
+RUN_SCALAR_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and not o.axis
+                        and o.grid not in KNOWLEDGE_KEYS)
 """Grid keys that set one :class:`RunConfig` field of the same name for every job."""
-KNOWLEDGE_KEYS = ("required", "forbidden", "tiers")
 SCALAR_KEYS = {"name", "baseline", "score_groups", *RUN_SCALAR_KEYS, *KNOWLEDGE_KEYS}
+NONE_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and o.none)
+"""List keys whose values may be "none" (no bound)."""
 
 RESULT_COLUMNS = [
-    "job", "network", "rows", "seed", "method", "candidates", "test", "alpha", "max_order", "score", "ess",
-    "palim", "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "cops_time_limit", "budget",
-    "status", "error",
+    "job", *PARAM_COLUMNS, "status", "error",
     "t_data", "t_restrict", "t_score", "t_solve", "t_hybrid", "t_unrestricted", "reduction",
     "n_tests", "n_allowed", "n_pairs", "n_candidates", "objective", "dual_bound", "gap",
     "shd", "precision", "recall", "f1", "added", "missing", "reversed",
@@ -117,7 +105,7 @@ def _as_list(key: str, value: Any) -> list[Any]:
     values = value if isinstance(value, list) else [value]
     if not values:
         raise GridError(f"grid key {key!r} is an empty list")
-    return [None if isinstance(v, str) and v.lower() == "none" and key in ("max_orders", "palims", "treewidths")
+    return [None if isinstance(v, str) and v.lower() == "none" and key in NONE_KEYS
             else v for v in values]
 
 
@@ -159,9 +147,7 @@ def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Gri
     seen: set[RunConfig] = set()
     for combo in itertools.product(*(values for _, values in axes)):
         try:
-            cfg = replace(base, **{field: value for (field, _), value in zip(axes, combo)})
-            if str(cfg.method).lower() != "cops":  # the cops' time limit applies to their jobs only
-                cfg = replace(cfg, cops_time_limit=None)
+            cfg = _scalars_where_they_apply(replace(base, **{field: value for (field, _), value in zip(axes, combo)}))
             cfg = cfg.validated()
         except ValueError as exc:
             raise GridError(f"grid value rejected: {exc}") from None
@@ -189,27 +175,40 @@ def load_grid(path: str | Path) -> Grid:
     return parse_grid(path.read_text(), name=path.stem, base_dir=path.parent)
 
 
+def _inapplicable(cfg: RunConfig) -> list[str]:
+    """The options a validated run does not use: the parameters of the methods it did not select,
+    and a choice without a stage of its own (the CI test) that no selected method uses."""
+    selected = cfg.methods()
+    used = {use for method in selected.values() for use in method.uses}
+    out = [c.name for c in CHOICES.values() if c.stage is None and c.name not in used]
+    for name, choice in CHOICES.items():
+        out += [p.name for p in choice.method_params if p not in selected[name].params]
+    return out
+
+
+def _scalars_where_they_apply(cfg: RunConfig) -> RunConfig:
+    """A scalar grid key sets every job: a strict method parameter among them (e.g. the cops'
+    time limit) is reset in the jobs of the methods it does not apply to."""
+    reset = {}
+    for name, choice in CHOICES.items():
+        method = choice.by_name.get(str(getattr(cfg, name)).lower())
+        for param in choice.method_params:
+            if method is not None and param.strict and not param.axis and param not in method.params:
+                reset[param.name] = param.default
+    return replace(cfg, **reset)
+
+
 def _normalise(cfg: RunConfig) -> RunConfig:
     """Reset parameters the run does not use, so equivalent jobs coincide."""
     defaults = RunConfig()
-    if cfg.method in ("none", "candidates"):
-        cfg = replace(cfg, test=defaults.test, alpha=defaults.alpha, max_order=defaults.max_order)
-    if cfg.method != "candidates":
-        cfg = replace(cfg, candidates=defaults.candidates)
-    if cfg.method == "cops":
-        cfg = replace(cfg, max_order=defaults.max_order)
-    if cfg.score != "bdeu":
-        cfg = replace(cfg, ess=defaults.ess)
-    if cfg.solver != "sges":
-        cfg = replace(cfg, sges_bound=defaults.sges_bound)
-    return cfg
+    return replace(cfg, **{name: getattr(defaults, name) for name in _inapplicable(cfg)})
 
 
 def job_key(cfg: RunConfig, baseline: bool) -> str:
     from pipeline.stages import VERSIONS
 
     config = cfg.as_dict()
-    for key in KNOWLEDGE_KEYS:  # files are keyed by content; no key change without knowledge
+    for key in KNOWLEDGE_KEYS:  # files are keyed by content; no key change without knowledge (grid key = field)
         config.pop(key)
     if cfg.has_knowledge:
         from pipeline.knowledge import knowledge_of
@@ -221,18 +220,10 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
 # ----------------------------------------------------------------------------------- one job
 
 def _param_columns(cfg: RunConfig) -> dict[str, Any]:
+    """The run parameters of a results row; those the run does not use are empty."""
     params = cfg.as_dict()
-    row = {k: params[k] for k in RESULT_COLUMNS[1:RESULT_COLUMNS.index("status")]}
-    if cfg.method in ("none", "candidates"):
-        row.update(test=None, alpha=None, max_order=None)
-    if cfg.method != "candidates":
-        row["candidates"] = None
-    if cfg.method == "cops":
-        row["max_order"] = None
-    if cfg.score != "bdeu":
-        row["ess"] = None
-    if cfg.solver != "sges":
-        row["sges_bound"] = None
+    row = {k: params[k] for k in PARAM_COLUMNS}
+    row.update((name, None) for name in _inapplicable(cfg) if name in row)
     return row
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 from hybridbn.errors import error_reason
 from pipeline.atomic import replace_file
 from pipeline.cache import Artifact
-from pipeline.config import RunConfig
+from pipeline.config import PARAM_COLUMNS, RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -179,8 +179,7 @@ TABLE_COLUMNS = [
 REPORTED_COLUMNS = ("network", "status", "t_hybrid", "t_unrestricted", "n_pairs", "n_allowed", "f1",
                     "f1_vs_unrestricted")
 #: run parameters that tell the lines of a sweep figure apart when they vary (seeds are averaged)
-LINE_PARAMETERS = ("rows", "method", "candidates", "test", "alpha", "max_order", "score", "ess", "palim",
-                   "solver", "treewidth", "sges_bound", "within_bags", "time_limit", "cops_time_limit", "budget")
+LINE_PARAMETERS = tuple(c for c in PARAM_COLUMNS if c not in ("network", "seed"))
 
 
 def read_results(path: Path) -> pd.DataFrame:

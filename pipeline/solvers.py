@@ -11,11 +11,14 @@ dependencies are loaded only when it runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pipeline.config import RunConfig
+from hybridbn.options import FLAG, INT, SECONDS, TEXT, Choice, Method, Param
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.config import RunConfig
 
 
 @dataclass
@@ -118,10 +121,40 @@ def solve_equivalence_search(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     return Solution(parents_from_adjacency(result.dag), json_ready(summary))
 
 
-SOLVE: dict[str, Callable[[RunConfig, SolveInputs], Solution]] = {
-    "ilp": solve_ilp_stage,
-    "kg": solve_bounded_search,
-    "kastar": solve_bounded_search,
-    "ges": solve_equivalence_search,
-    "sges": solve_equivalence_search,
-}
+def _check_sges_bound(text: str) -> None:
+    from search.sges import parse_bound
+
+    parse_bound(text)
+
+
+TIME_LIMIT = Param("time_limit", SECONDS, None,
+                   "solver time limit in seconds (default: none; 60 for the anytime kg / kastar)",
+                   key="time_limit", grid="time_limit", axis=False)
+TREEWIDTH = Param("treewidth", INT, None,
+                  "bound the treewidth of the learned DAG's moral graph by K: needed by kg/kastar; with ilp it "
+                  "solves the exact treewidth-bounded ILP",
+                  low=1, none=True, metavar="K", key="treewidth", keyed_when_set=True, strict=True,
+                  grid="treewidths", what="a treewidth bound")
+WITHIN_BAGS = Param("within_bags", FLAG, False,
+                    "with --method cops and the ilp: families must lie inside a bag of the cops tree decomposition",
+                    key="within_bags", keyed_when_set=True, strict=True, requires={"method": "cops"},
+                    grid="within_bags")
+SGES_BOUND = Param("sges_bound", TEXT, "parents:3", "SGES property bound: parents:K, clique:K or vwidth:K",
+                   metavar="NAME:K", key="sges_bound", grid="sges_bounds", check=_check_sges_bound)
+ON_DATA = ("score", "palim")
+"""What GES and SGES read besides the data: the score (and its parameters) and the parent limit."""
+
+SOLVER = Choice(
+    name="solver", default="ilp", grid="solvers", stage="solve",
+    help="optimiser: ilp (exact), kg / kastar (treewidth-bounded, need --treewidth), ges / sges "
+         "(equivalence-class search)",
+    params=(TIME_LIMIT,), constants={"solver_seed": 0},
+    methods=(
+        Method("ilp", "exact ILP on SCIP (Su 2023, section 5.6)", solve_ilp_stage, (TREEWIDTH, WITHIN_BAGS)),
+        Method("kg", "k-G (Scanagatta et al.)", solve_bounded_search, (TREEWIDTH,), needs=("treewidth",)),
+        Method("kastar", "k-A* (Scanagatta et al.)", solve_bounded_search, (TREEWIDTH,), needs=("treewidth",)),
+        Method("ges", "GES (Chickering 2002)", solve_equivalence_search, uses=ON_DATA),
+        Method("sges", "SGES (Chickering & Meek 2015)", solve_equivalence_search, (SGES_BOUND,), uses=ON_DATA),
+    ),
+)
+"""``--solver``: ``run(cfg, inputs: SolveInputs) -> Solution``."""

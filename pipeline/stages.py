@@ -7,7 +7,8 @@
 Each stage function takes the cache, the run configuration and the artifacts of the stages it
 depends on, and returns its own :class:`~pipeline.cache.Artifact`; its key is a hash of its
 parameters and its inputs' keys (Su 2023, section 5.6, describes the restrict/score/maximise
-split). The algorithm packages are imported lazily, so a missing one only disables its stage.
+split). Which parameters enter a key is declared with each method (:func:`method_key`); the
+algorithm packages are imported inside the run functions, so a missing one only disables its stage.
 
 When a result is final (:func:`solve_completion`, :func:`restrict_completion`): a solve is final
 when the solver finished (ILP ``optimal``, GES/SGES ``converged``, k-G/k-A* ``exhausted``);
@@ -20,39 +21,26 @@ from which any later solve of the same problem (e.g. with a larger time limit) w
 from __future__ import annotations
 
 import hashlib
-import importlib
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from constraints.methods import RESTRICTION, ci_test
+from hybridbn.options import Choice, Param
 from pipeline import incumbent
 from pipeline.cache import FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted, file_sha256
-from pipeline.config import STAGES, TABLE_SOLVERS, RunConfig
-from pipeline.solvers import SOLVE, SolveInputs, json_ready
+from pipeline.config import CHOICES, PARAMS, STAGES, TABLE_SOLVERS, RunConfig
+from pipeline.solvers import SOLVER, SolveInputs, json_ready
+from scores.methods import CANDIDATES_CONDITIONAL, SCORE
 
 logger = logging.getLogger(__name__)
 
 # restrict 2: a conditional CI test with zero degrees of freedom is undecided (dependent), issue 19
 VERSIONS = {"data": "1", "restrict": "2", "scores": "1", "solve": "1", "evaluate": "1"}
-
-
-class StageUnavailable(RuntimeError):
-    """An algorithm package a stage needs is not installed or not yet written."""
-
-
-def _module(name: str, stage: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        raise StageUnavailable(f"stage '{stage}' is not available: {exc}") from None
-
-
-def _imports(stage: str, *modules: str):
-    """A ``prepare`` callable importing ``modules`` (so import time is not charged to the stage)."""
-    return lambda: [_module(m, stage) for m in modules]
 
 
 def _compiled(cfg: RunConfig) -> None:
@@ -68,27 +56,27 @@ def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = N
     """Sample ``cfg.rows`` rows from a benchmark network (seed ``cfg.seed``), read ``cfg.data``,
     or encode ``frame`` (a table given in Python, keyed by its content); with ``cfg.missing ==
     "drop"`` the rows of a file or frame with a missing cell are dropped and counted."""
-    dataset_module = "bayesnet.dataset"
+    from bayesnet.catalog import check_network, is_network_file, load_network
+    from bayesnet.dataset import encode_frame, read_frame
+    from bayesnet.sampling import forward_sample
+
     if frame is not None:
         params: dict[str, Any] = {"frame": frame_sha256(frame)}
 
         def compute():
-            dataset, dropped = _module(dataset_module, "data").encode_frame(frame, cfg.missing)
+            dataset, dropped = encode_frame(frame, cfg.missing)
             return {"data": dataset.to_frame()}, _data_meta(dataset, None, dropped)
 
     elif cfg.network is not None:
-        benchmarks = _module("bayesnet.catalog", "data")
-        benchmarks.check_network(cfg.network)
+        check_network(cfg.network)
         network_ref = cfg.network
         params = {"network": network_ref, "rows": cfg.rows, "seed": cfg.seed}
-        if benchmarks.is_network_file(cfg.network):  # keyed by content, evaluated from anywhere
+        if is_network_file(cfg.network):  # keyed by content, evaluated from anywhere
             network_ref = str(Path(cfg.network).resolve())
             params.update(network=network_ref, sha256=file_sha256(network_ref))
 
         def compute():
-            network = benchmarks.load_network(network_ref)
-            sampling = _module("bayesnet.sampling", "data")
-            dataset = sampling.forward_sample(network, cfg.rows, cfg.seed)
+            dataset = forward_sample(load_network(network_ref), cfg.rows, cfg.seed)
             return {"data": dataset.to_frame()}, _data_meta(dataset, network_ref)
 
     else:
@@ -98,14 +86,12 @@ def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = N
         params = {"file": str(path.resolve()), "sha256": file_sha256(path)}
 
         def compute():
-            module = _module(dataset_module, "data")
-            dataset, dropped = module.encode_frame(module.read_frame(path), cfg.missing, source=str(path))
+            dataset, dropped = encode_frame(read_frame(path), cfg.missing, source=str(path))
             return {"data": dataset.to_frame()}, _data_meta(dataset, None, dropped)
 
     if cfg.missing != "reject" and cfg.network is None:  # (absent by default: old keys unchanged)
         params["missing"] = cfg.missing
-    return cache.get_or_compute("data", VERSIONS["data"], params, {}, compute,
-                                _imports("data", "bayesnet.catalog", "bayesnet.sampling", dataset_module))
+    return cache.get_or_compute("data", VERSIONS["data"], params, {}, compute)
 
 
 def frame_sha256(frame: pd.DataFrame) -> str:
@@ -126,42 +112,52 @@ def _data_meta(dataset, network: str | None, dropped: int = 0) -> dict[str, Any]
 
 def dataset_of(art: Artifact):
     """The :class:`bayesnet.dataset.Dataset` stored in a data artifact."""
-    return _module("bayesnet.dataset", "data").Dataset.from_frame(art.frames["data"], warn=False)
+    from bayesnet.dataset import Dataset
+
+    return Dataset.from_frame(art.frames["data"], warn=False)
 
 
 # ----------------------------------------------------------------------------------- restrict
 
+def method_key(choice: Choice, cfg: RunConfig) -> dict[str, Any]:
+    """The cache-key entries of the method ``cfg`` selects for ``choice``: its name, the constant
+    entries, the keys of the choices and parameters it uses, and its keyed parameters."""
+    method = choice[getattr(cfg, choice.name)]
+    params: dict[str, Any] = {choice.name: method.name, **choice.constants, **method.constants}
+    for use in method.uses:
+        params.update(_use_key(use, cfg))
+    for param in (*choice.params, *method.params):
+        params.update(_param_key(param, cfg))
+    return params
+
+
+def _use_key(name: str, cfg: RunConfig) -> dict[str, Any]:
+    """The key entries of a choice or of one parameter, by name."""
+    return method_key(CHOICES[name], cfg) if name in CHOICES else _param_key(PARAMS[name], cfg)
+
+
+def _param_key(param: Param, cfg: RunConfig) -> dict[str, Any]:
+    value = getattr(cfg, param.name)
+    if param.key is None or (param.keyed_when_set and value == param.default):
+        return {}
+    params = {param.key: value}
+    for use in param.uses:
+        params.update(_use_key(use, cfg))
+    return params
+
+
 def restrict_params(cfg: RunConfig) -> dict[str, Any]:
-    if cfg.method == "none":
-        return {"method": "none"}
-    if cfg.method == "cops":  # no order limit: the cops find theirs (k + 1)
-        params = {"method": "cops", "test": cfg.test, "alpha": cfg.alpha}
-        if cfg.cops_time_limit is not None:  # (absent when unset, as before the option existed)
-            params["time_limit"] = cfg.cops_time_limit
-        return _with_knowledge(_with_added_candidates(params, cfg), cfg, adjacency_only=True)
-    if cfg.method == "candidates":  # no CI test: the pairwise gains of the run's score
-        params: dict[str, Any] = {"method": "candidates", "candidates": cfg.candidates,
-                                  "conditional": CANDIDATES_CONDITIONAL, "score": cfg.score}
-        if cfg.score == "bdeu":
-            params["ess"] = cfg.ess
-        return _with_knowledge(params, cfg)  # forbidden parents take no candidate's place
-    params = {"method": cfg.method, "test": cfg.test, "alpha": cfg.alpha, "max_order": cfg.max_order}
-    return _with_knowledge(_with_added_candidates(params, cfg), cfg, adjacency_only=True)
+    return _with_knowledge(method_key(RESTRICTION, cfg), cfg, RESTRICTION[cfg.method].knowledge)
 
 
-def _with_added_candidates(params: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
-    """``params`` plus ``--add-candidates`` and the score it ranks by (unchanged keys without)."""
-    if not cfg.add_candidates:
-        return params
-    return {**params, "add_candidates": cfg.add_candidates, "score": cfg.score,
-            **({"ess": cfg.ess} if cfg.score == "bdeu" else {})}
+def _with_knowledge(params: dict[str, Any], cfg: RunConfig, what: str | None = "all") -> dict[str, Any]:
+    """``params`` plus the content hash of the run's knowledge (``what``: ``all``, or ``adjacency``
+    for the required pairs only, or None: nothing); unchanged keys without any."""
+    if cfg.has_knowledge and what is not None:
+        from pipeline.knowledge import knowledge_of
 
-
-def _with_knowledge(params: dict[str, Any], cfg: RunConfig, adjacency_only: bool = False) -> dict[str, Any]:
-    """``params`` plus the content hash of the run's knowledge (unchanged keys without any)."""
-    if cfg.has_knowledge:
-        knowledge = _module("pipeline.knowledge", "knowledge").knowledge_of(cfg)
-        digest = knowledge.adjacency_digest() if adjacency_only else knowledge.digest()
+        knowledge = knowledge_of(cfg)
+        digest = knowledge.adjacency_digest() if what == "adjacency" else knowledge.digest()
         if digest is not None:
             params = {**params, "knowledge": digest}
     return params
@@ -173,16 +169,9 @@ def knowledge_matrices(cfg: RunConfig, data: Artifact | list[str]):
     if not cfg.has_knowledge:
         return None
     names = data if isinstance(data, list) else names_of(data)
-    return _module("pipeline.knowledge", "knowledge").knowledge_of(cfg).matrices(names)
+    from pipeline.knowledge import knowledge_of
 
-
-CANDIDATES_CONDITIONAL = 4
-"""Parents per child the candidate restriction adds given the child's best candidate
-(``scores.identification.identify_candidates(conditional=...)``)."""
-
-RESTRICT_MODULES = {"none": [], "pc": ["constraints.pc"], "pmms": ["constraints.pmms"],
-                    "mmpc": ["constraints.pmms"], "cops": ["constraints.cops"],
-                    "candidates": ["scores.identification"]}
+    return knowledge_of(cfg).matrices(names)
 
 
 def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False,
@@ -198,47 +187,34 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
     ``parent -> child``.
     """
     params = restrict_params(cfg)
+    method = RESTRICTION[cfg.method]
 
     def compute():
-        if cfg.method == "none":
+        if method.run is None:
             return {}, {"method": "none", "n_tests": 0, "tests_by_order": {}, "removed_by_order": {}}
         dataset = dataset_of(data)
-        if cfg.method == "candidates":
-            return _candidate_restriction(cfg, dataset, n_jobs, knowledge_matrices(cfg, data))
-        citests = _module("constraints.citests", "restrict")
-        test = citests.CITest(dataset.data, dataset.arities, statistic=cfg.test)
-        n = dataset.data.shape[1]
         know = knowledge_matrices(cfg, data)
-        keep = {} if know is None else {"keep": know.adjacent}  # required: never tested, never removed
-        extra: dict[str, Any] = {}
-        if cfg.method == "cops":
-            restriction, found = _module("constraints.cops", "restrict").cops_restriction(
-                test, n, alpha=cfg.alpha, time_limit=cfg.cops_time_limit, **keep)
-            extra = _decomposition_meta(found)
-        elif cfg.method == "pc":
-            algorithm = _module("constraints.pc", "restrict").pc_skeleton
-            restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress,
-                                    n_jobs=n_jobs, executor=executor, n_groups=n_groups, **keep)
-        else:
-            algorithm = getattr(_module("constraints.pmms", "restrict"), cfg.method)
-            restriction = algorithm(test, n, alpha=cfg.alpha, max_order=cfg.max_order, progress=progress, **keep)
+        if "test" not in method.uses:  # the sparse candidates: directional, no CI test
+            return _candidate_restriction(cfg, dataset, n_jobs, know)
+        test = ci_test(dataset.data, dataset.arities, cfg)
+        n = dataset.data.shape[1]
+        restriction, extra = method.run(test, n, cfg, keep=None if know is None else know.adjacent,
+                                        progress=progress, n_jobs=n_jobs, executor=executor, n_groups=n_groups)
         if cfg.add_candidates:
             restriction, extra["n_added_by_candidates"] = _add_candidates(restriction, cfg, dataset, n_jobs, know)
-        if know is not None:
-            restriction = _module("pipeline.knowledge", "restrict").keep_adjacent(restriction, know.adjacent)
+        if know is not None:  # required pairs: never tested, never removed
+            from pipeline.knowledge import keep_adjacent
+
+            restriction = keep_adjacent(restriction, know.adjacent)
         meta = {**restriction.meta(), "n_pairs": n * (n - 1) // 2, **extra}
         return {"restriction": restriction.to_frame()}, meta
 
-    modules = RESTRICT_MODULES[cfg.method] + (["scores.identification"] if cfg.add_candidates else [])
-    load = _imports("restrict", "constraints.citests", *modules)
-
     def prepare():
         _compiled(cfg)
-        load()
         if cfg.method == "candidates":
             _warm_up_candidates(dataset_of(data), cfg)
         elif cfg.method != "none":
-            _warm_up_tests(dataset_of(data), cfg.test)
+            _warm_up_tests(dataset_of(data), cfg)
 
     return cache.get_or_compute("restrict", VERSIONS["restrict"], params, {"data": data.key}, compute, prepare,
                                 restrict_completion)
@@ -253,10 +229,8 @@ def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int,
                            know=None) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     """Frames and metadata of the sparse candidate restriction (no CI tests; ``know``: the
     knowledge's excluded arcs are never candidates)."""
-    identify = _module("scores.identification", "restrict").identify_candidates
-    allowed = identify(dataset.data, dataset.arities, m=cfg.candidates, score=cfg.score, ess=cfg.ess,
-                       conditional=CANDIDATES_CONDITIONAL, n_jobs=n_jobs,
-                       excluded=None if know is None else ~know.allowed)
+    allowed = RESTRICTION[cfg.method].run(dataset.data, dataset.arities, cfg, n_jobs=n_jobs,
+                                          excluded=None if know is None else ~know.allowed)
     n = allowed.shape[0]
     parent, child = np.nonzero(allowed)
     frame = pd.DataFrame({"parent": parent.astype("int32"), "child": child.astype("int32")})
@@ -276,29 +250,21 @@ def _add_candidates(restriction, cfg: RunConfig, dataset, n_jobs: int, know=None
     """The CI restriction with each child's ``cfg.add_candidates`` best single parents (largest
     positive gain of the run's score, :mod:`scores.identification`) allowed too; and how many
     pairs that added.  Knowledge-forbidden arcs are never chosen."""
-    best = _module("scores.identification", "restrict").identify_candidates(
+    from pipeline.knowledge import keep_adjacent
+    from scores.identification import identify_candidates
+
+    best = identify_candidates(
         dataset.data, dataset.arities, m=cfg.add_candidates, score=cfg.score, ess=cfg.ess, conditional=0,
         n_jobs=n_jobs, excluded=None if know is None else ~know.allowed)
     pairs = best | best.T
     added = int(np.triu(pairs & ~restriction.allowed, 1).sum())
-    return _module("pipeline.knowledge", "restrict").keep_adjacent(restriction, pairs), added
+    return keep_adjacent(restriction, pairs), added
 
 
 def _warm_up_candidates(dataset, cfg: RunConfig) -> None:
     """Identify candidates on a tiny slice so numba's first-call load is not charged to the stage."""
     data, arities = _sample(dataset)
-    _module("scores.identification", "restrict").identify_candidates(data, arities, m=1, score=cfg.score,
-                                                                     ess=cfg.ess)
-
-
-def _decomposition_meta(found) -> dict[str, Any]:
-    """The cops tree decomposition (if phase 1 finished) as JSON-ready metadata."""
-    td = found.tree_decomposition
-    meta: dict[str, Any] = {"cops_status": found.status, "treewidth": found.k}
-    if td is not None:
-        meta["bags"] = [sorted(int(v) for v in bag) for bag in td.bags]
-        meta["tree_edges"] = [[int(a), int(b)] for a, b in td.edges]
-    return meta
+    RESTRICTION["candidates"].run(data, arities, replace(cfg, candidates=1))
 
 
 def bags_of(art: Artifact) -> list[list[int]]:
@@ -316,11 +282,11 @@ def _sample(dataset, n_vars: int = 3, n_rows: int = 50) -> tuple[np.ndarray, np.
     return np.ascontiguousarray(dataset.data[:n_rows, :n_vars]), np.asarray(dataset.arities[:n_vars])
 
 
-def _warm_up_tests(dataset, statistic: str) -> None:
+def _warm_up_tests(dataset, cfg: RunConfig) -> None:
     """Run two tiny CI tests so numba's first-call compile/load is not charged to the stage time."""
     data, arities = _sample(dataset)
     if data.shape[1] >= 3:
-        test = _module("constraints.citests", "restrict").CITest(data, arities, statistic=statistic)
+        test = ci_test(data, arities, cfg)
         test(0, 1, ())
         test(0, 1, (2,))
 
@@ -328,9 +294,7 @@ def _warm_up_tests(dataset, statistic: str) -> None:
 def _warm_up_scores(dataset, cfg: RunConfig) -> None:
     """Score a tiny slice so numba's first-call compile/load is not charged to the stage time."""
     data, arities = _sample(dataset)
-    _module("scores.candidates", "scores").build_score_table(
-        data, arities, score=cfg.score, ess=cfg.ess, palim=None if cfg.palim is None else min(cfg.palim, 2)
-    )
+    SCORE[cfg.score].run(data, arities, replace(cfg, palim=None if cfg.palim is None else min(cfg.palim, 2)))
 
 
 def allowed_of(art: Artifact) -> np.ndarray | None:
@@ -343,17 +307,15 @@ def allowed_of(art: Artifact) -> np.ndarray | None:
         return allowed
     if "restriction" not in art.frames:
         return None
-    restriction_cls = _module("constraints.restriction", "restrict").Restriction
-    return restriction_cls.from_frame(art.frames["restriction"], meta=art.meta).allowed_parents()
+    from constraints.restriction import Restriction
+
+    return Restriction.from_frame(art.frames["restriction"], meta=art.meta).allowed_parents()
 
 
 # ------------------------------------------------------------------------------------- scores
 
 def score_params(cfg: RunConfig) -> dict[str, Any]:
-    params: dict[str, Any] = {"score": cfg.score, "palim": cfg.palim}
-    if cfg.score == "bdeu":
-        params["ess"] = cfg.ess
-    return _with_knowledge(params, cfg)
+    return _with_knowledge({**method_key(SCORE, cfg), **_use_key("palim", cfg)}, cfg)
 
 
 def scores_stage(
@@ -374,37 +336,37 @@ def scores_stage(
     params = score_params(cfg)
 
     def compute():
-        candidates = _module("scores.candidates", "scores")
+        score_table = SCORE[cfg.score].run
         dataset = dataset_of(data)
         n = dataset.data.shape[1]
-        options = {"score": cfg.score, "ess": cfg.ess, "palim": cfg.palim}
         allowed, names = allowed_of(restrict), list(dataset.names)
         know = knowledge_matrices(cfg, data)
+        required = {}
         if know is not None:  # forbidden arcs never scored, required parents in every set
-            allowed, options["required"] = know.restrict(allowed), know.required
+            allowed, required = know.restrict(allowed), {"required": know.required}
         if executor is not None and groups > 1:
             from pipeline.split_scores import split_score_table
 
-            table = split_score_table(executor, dataset.data, dataset.arities, groups, allowed=allowed,
-                                      names=names, **options)
+            table = split_score_table(executor, dataset.data, dataset.arities, groups, allowed=allowed, names=names,
+                                      score=cfg.score, ess=cfg.ess, palim=cfg.palim, **required)
         else:
-            table = candidates.build_score_table(dataset.data, dataset.arities, allowed=allowed, names=names,
-                                                 n_jobs=n_jobs, progress=progress, **options)
+            table = score_table(dataset.data, dataset.arities, cfg, allowed=allowed, names=names, n_jobs=n_jobs,
+                                progress=progress, **required)
         if know is not None and len(know.undirected):
-            def build(allowed_c, required_c):
-                return candidates.build_score_table(dataset.data, dataset.arities, allowed=allowed_c, names=names,
-                                                    **{**options, "required": required_c})
+            from pipeline.knowledge import add_adjacency_families
 
-            table = _module("pipeline.knowledge", "scores").add_adjacency_families(table, know, allowed, build)
+            def build(allowed_c, required_c):
+                return score_table(dataset.data, dataset.arities, cfg, allowed=allowed_c, names=names,
+                                   required=required_c)
+
+            table = add_adjacency_families(table, know, allowed, build)
         meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta)}
         return {"table": table.to_frame()}, meta
 
     inputs = {"data": data.key, "restrict": restrict.key}
-    load = _imports("scores", "scores.candidates", "constraints.restriction")
 
     def prepare():
         _compiled(cfg)
-        load()
         _warm_up_scores(dataset_of(data), cfg)
 
     return cache.get_or_compute("scores", VERSIONS["scores"], params, inputs, compute, prepare)
@@ -417,14 +379,16 @@ def score_file_stage(cache: StageCache, cfg: RunConfig) -> Artifact:
         raise FileNotFoundError(f"--scores: file not found: {path}")
 
     def compute():
-        table = _module("scores.jkl", "scores").read_jkl(path)
+        from scores.jkl import read_jkl
+
+        table = read_jkl(path)
         names = table.names or [str(v) for v in range(table.n_vars)]
         meta = {"n_candidates": int(table.n_candidates), "n_vars": table.n_vars, "names": names,
                 "table_meta": {}, "file": str(path)}
         return {"table": table.to_frame()}, meta
 
     params = {"file": str(path.resolve()), "sha256": file_sha256(path)}
-    return cache.get_or_compute("scores", VERSIONS["scores"], params, {}, compute, _imports("scores", "scores.jkl"))
+    return cache.get_or_compute("scores", VERSIONS["scores"], params, {}, compute)
 
 
 def table_of(art: Artifact, names: list[str] | None = None):
@@ -439,16 +403,7 @@ def table_of(art: Artifact, names: list[str] | None = None):
 # -------------------------------------------------------------------------------------- solve
 
 def solve_params(cfg: RunConfig) -> dict[str, Any]:
-    params: dict[str, Any] = {"solver": cfg.solver, "time_limit": cfg.time_limit, "solver_seed": 0}
-    if cfg.treewidth is not None:
-        params["treewidth"] = cfg.treewidth
-    if cfg.within_bags:
-        params["within_bags"] = True
-    if cfg.solver not in TABLE_SOLVERS:  # they score the data themselves
-        params.update(score_params(cfg))
-        if cfg.solver == "sges":
-            params["sges_bound"] = cfg.sges_bound
-    return _with_knowledge(params, cfg)
+    return _with_knowledge(method_key(SOLVER, cfg), cfg)
 
 
 FINAL_STATUSES = frozenset({"optimal", "infeasible", "converged", "exhausted", "max_orders"})
@@ -495,9 +450,11 @@ def solve_stage(
                 inputs.allowed = inputs.knowledge.restrict(inputs.allowed)
         if cfg.within_bags:
             inputs.bags = bags_of(restrict)
-        solution = SOLVE[cfg.solver](cfg, inputs)
+        solution = SOLVER[cfg.solver].run(cfg, inputs)
         if inputs.knowledge is not None:
-            _module("pipeline.knowledge", "solve").check_solution(inputs.knowledge, solution.parent_sets, cfg.solver)
+            from pipeline.knowledge import check_solution
+
+            check_solution(inputs.knowledge, solution.parent_sets, cfg.solver)
         frame = pd.DataFrame({
             "child": np.arange(len(solution.parent_sets), dtype="int32"),
             "parents": [list(ps) for ps in solution.parent_sets],
@@ -509,9 +466,8 @@ def solve_stage(
             resume.offer(solution.parent_sets, solution.summary)
         return {"parents": frame}, meta
 
-    load = _imports("solve", "ilp")
     return cache.get_or_compute("solve", VERSIONS["solve"], params, keys, compute,
-                                lambda: (_compiled(cfg), load()), solve_completion)
+                                lambda: _compiled(cfg), solve_completion)
 
 
 def dag_of(art: Artifact) -> np.ndarray:
@@ -527,17 +483,20 @@ def dag_of(art: Artifact) -> np.ndarray:
 # ----------------------------------------------------------------------------------- evaluate
 
 def true_dag(network_name: str) -> np.ndarray:
-    network = _module("bayesnet.catalog", "evaluate").load_network(network_name)
+    from bayesnet.catalog import load_network
+
+    network = load_network(network_name)
     return np.asarray(network.adjacency, dtype=bool)
 
 
 def compare(dag: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
     """SHD between CPDAGs, skeleton precision/recall/F1 and arc differences of two DAGs."""
-    pdag = _module("graphs.pdag", "evaluate")
-    metrics = _module("graphs.metrics", "evaluate")
-    out: dict[str, Any] = {"shd": int(metrics.shd(pdag.dag_to_cpdag(dag), pdag.dag_to_cpdag(reference)))}
-    out.update({k: json_ready(v) for k, v in metrics.skeleton_scores(dag, reference).items()})
-    out.update({k: json_ready(v) for k, v in metrics.edge_differences(dag, reference).items()})
+    from graphs.metrics import edge_differences, shd, skeleton_scores
+    from graphs.pdag import dag_to_cpdag
+
+    out: dict[str, Any] = {"shd": int(shd(dag_to_cpdag(dag), dag_to_cpdag(reference)))}
+    out.update({k: json_ready(v) for k, v in skeleton_scores(dag, reference).items()})
+    out.update({k: json_ready(v) for k, v in edge_differences(dag, reference).items()})
     return out
 
 

@@ -172,9 +172,8 @@ def test_candidates_cache_key_and_validation():
 
 
 def test_cli_and_grid_with_candidates(capsys, tmp_path):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--network", "asia", "--method", "candidates", "--candidates", "0", "--cache-dir", str(tmp_path)])
-    assert exit_info.value.code == 2 and "--candidates: expected a positive integer" in capsys.readouterr().err
+    assert main(["--network", "asia", "--method", "candidates", "--candidates", "0", "--cache-dir", str(tmp_path)]) == 2
+    assert "--candidates must be a positive integer, got 0" in capsys.readouterr().err
     grid = parse_grid('networks = ["asia"]\nrows = 1000\nmethods = ["pc", "candidates"]\ncandidates = [2, 3]\n'
                       'alphas = [0.01, 0.05]\nscores = ["bic"]\npalims = [2]\n')
     # pc ignores the candidate count, candidates ignores alpha: 2 pc jobs + 2 candidates jobs

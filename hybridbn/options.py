@@ -1,0 +1,191 @@
+"""The vocabulary in which every method, solver and option of a run is declared once.
+
+A :class:`Param` is one option of a run: its name (the :class:`pipeline.config.RunConfig`
+field, the ``--name`` of the command line, the keyword of ``hybridbn.learn``), its type and
+bounds, its default, its help text, how it enters the cache key of its stage, and its key in
+an experiment grid.  A :class:`Method` is one choice of a :class:`Choice` (``--method pc``,
+``--test g2``, ``--score bdeu``, ``--solver ilp``): its parameters, the other choices whose
+settings it reads, and the function that runs it.  The declarations sit next to the
+implementations (``constraints/methods.py``, ``scores/methods.py``, ``pipeline/solvers.py``);
+``pipeline`` derives the command line, the validation, the grid keys and their normalisation,
+the cache keys and the report columns from them.
+
+This module imports nothing of the project and no compiled kernel, so declaring is cheap;
+the run functions import their algorithms inside their bodies.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+INT, FLOAT, SECONDS, TEXT, FLAG, FILE = "int", "float", "seconds", "text", "flag", "file"
+"""Kinds of values: integer, real number, time limit in seconds, free text, true/false, file name."""
+
+MAX_SECONDS = 1e9
+"""Largest time limit accepted (about 31 years; SCIP refuses limits beyond 1e20)."""
+
+
+class OptionError(ValueError):
+    """An invalid option value; the message names the option as the command line spells it."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One option of a run (see the module docstring).
+
+    ``low`` / ``high`` bound a number (``open`` says which ends are excluded: ``"low"``,
+    ``"high"`` or ``"both"``); ``none`` admits ``None`` ('none' on the command line: no bound).
+    ``key`` is the option's name in its stage's cache key (``None``: not in any stage key);
+    with ``keyed_when_set`` it enters only when it differs from its default, so that adding an
+    option leaves existing keys unchanged.  ``strict``: a value other than the default is
+    refused with a choice the option does not apply to (otherwise it is ignored there).
+    ``requires`` names other choices the option needs (``{"method": "cops"}``); ``uses`` the
+    choices whose settings enter the key with it when it is set (``("score",)``).  ``grid`` is
+    its key in a grid file and ``axis`` whether that key takes a list of values to cross.
+    ``check`` validates the value when the option applies (raising ``ValueError`` with the reason).
+    """
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+    open: str = ""
+    none: bool = False
+    choices: tuple[str, ...] = ()
+    metavar: str | None = None
+    key: str | None = None
+    keyed_when_set: bool = False
+    strict: bool = False
+    requires: Mapping[str, str] = field(default_factory=dict)
+    uses: tuple[str, ...] = ()
+    grid: str | None = None
+    axis: bool = True
+    column: bool = True
+    check: Callable[[Any], Any] | None = None
+    what: str | None = None
+
+    @property
+    def flag(self) -> str:
+        """The command-line spelling, ``--max-order`` for ``max_order``."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def noun(self) -> str:
+        """What a missing value is called in a message (``a treewidth bound``)."""
+        return self.what or self.flag
+
+    def validated(self, value: Any) -> Any:
+        """``value`` normalised (floats as float, choices in lower case) or :class:`OptionError`."""
+        if value is None and (self.none or self.default is None):
+            return None
+        if self.kind == INT:
+            return self._int(value)
+        if self.kind == FLAG:
+            if not isinstance(value, bool):
+                raise OptionError(f"{self.name} must be true or false, got {value!r}")
+            return value
+        if self.kind == FILE:
+            if not isinstance(value, str):
+                raise OptionError(f"{self.flag} must be a file name, got {value!r}")
+            return value
+        if self.kind == TEXT:
+            if self.choices:
+                if not isinstance(value, str) or value.lower() not in self.choices:
+                    raise OptionError(f"{self.flag} must be one of {', '.join(self.choices)}; got {value!r}")
+                return value.lower()
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise OptionError(f"{self.flag} must be a number, got {value!r}")
+        number = float(value)
+        if self.kind == SECONDS:
+            if not 0.0 < number <= MAX_SECONDS:
+                raise OptionError(f"{self.flag} must be a positive number of seconds up to {MAX_SECONDS:g} "
+                                  f"(omit it for no limit), got {value!r}")
+            return number
+        if not self._within(number):
+            raise OptionError(f"{self.flag} must {self._range()}, got {value!r}")
+        return number
+
+    def _int(self, value: Any) -> int:
+        low = 0 if self.low is None else self.low
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            kind = "a positive integer" if low == 1 else "a non-negative integer"
+            raise OptionError(f"{self.flag} must be {kind}{' or ' + repr('none') if self.none else ''}, "
+                              f"got {value!r}")
+        return value
+
+    def _within(self, x: float) -> bool:
+        low_ok = self.low is None or (x > self.low if self.open in ("low", "both") else x >= self.low)
+        high_ok = self.high is None or (x < self.high if self.open in ("high", "both") else x <= self.high)
+        return not math.isnan(x) and low_ok and high_ok
+
+    def _range(self) -> str:
+        if self.open == "both":
+            return f"lie strictly between {self.low:g} and {self.high:g}"
+        if self.low == 0 and self.open == "low":
+            return f"be a positive number up to {self.high:g}"
+        return f"lie between {self.low:g} and {self.high:g}"
+
+
+@dataclass(frozen=True)
+class Method:
+    """One choice of a :class:`Choice`: ``name``, ``help``, its own ``params``, the choices whose
+    settings enter its cache key (``uses``, e.g. ``("test",)``), constant key entries
+    (``constants``), parameters it cannot run without (``needs``) and its ``run`` function
+    (whose signature the choice documents)."""
+
+    name: str
+    help: str
+    run: Callable[..., Any] | None = None
+    params: tuple[Param, ...] = ()
+    uses: tuple[str, ...] = ()
+    constants: Mapping[str, Any] = field(default_factory=dict)
+    needs: tuple[str, ...] = ()
+    knowledge: str | None = "all"
+    """What of the expert knowledge enters its key: ``all``, ``adjacency`` (the required pairs) or None."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One option that selects a :class:`Method` (``--method``, ``--test``, ``--score``,
+    ``--solver``), with the parameters common to all its methods (``params``) and the constant
+    entries of the key (``constants``); ``grid`` is its list key in a grid file.  ``stage`` is
+    the stage it selects the algorithm of; a choice without one (the CI test) applies only to
+    the methods that name it in their ``uses``."""
+
+    name: str
+    help: str
+    default: str
+    methods: tuple[Method, ...]
+    grid: str
+    stage: str | None = None
+    params: tuple[Param, ...] = ()
+    constants: Mapping[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Method:
+        return self.by_name[name]
+
+    @property
+    def by_name(self) -> dict[str, Method]:
+        return {m.name: m for m in self.methods}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.methods)
+
+    @property
+    def method_params(self) -> tuple[Param, ...]:
+        """The parameters of its methods, each once, in declaration order."""
+        seen: dict[str, Param] = {}
+        for method in self.methods:
+            for param in method.params:
+                seen.setdefault(param.name, param)
+        return tuple(seen.values())
+
+    def users(self, param: Param) -> tuple[str, ...]:
+        """The methods a method parameter applies to."""
+        return tuple(m.name for m in self.methods if param in m.params)

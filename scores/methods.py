@@ -1,0 +1,64 @@
+"""Declarations of the local scores, the parent limit and the sparse candidate restriction
+(see :mod:`hybridbn.options`).
+
+A score's ``run(data, arities, settings, **options)`` builds the score table of
+:func:`scores.candidates.build_score_table` with the run's score, ESS and parent limit.  The
+candidate restriction's ``run(data, arities, settings, *, n_jobs, excluded)`` returns the
+``allowed[p, c]`` matrix of :func:`scores.identification.identify_candidates`.
+"""
+
+from __future__ import annotations
+
+from hybridbn.options import FLOAT, INT, Choice, Method, Param
+
+MAX_ESS = 1e6
+"""Largest BDeu equivalent sample size accepted (far larger ones overflow the local scores)."""
+
+ESS = Param("ess", FLOAT, 1.0, "BDeu equivalent sample size", low=0.0, high=MAX_ESS, open="low", key="ess",
+            grid="ess")
+PALIM = Param("palim", INT, 3, "parent limit, or 'none'", none=True, key="palim", grid="palims")
+
+
+def score_table(data, arities, settings, **options):
+    """The pruned score table of the run's score (``settings.score``, ``.ess``, ``.palim``)."""
+    from scores.candidates import build_score_table
+
+    return build_score_table(data, arities, score=settings.score, ess=settings.ess, palim=settings.palim,
+                             **options)
+
+
+SCORE = Choice(
+    name="score", default="bdeu", grid="scores", help="local score", stage="scores",
+    methods=(
+        Method("bdeu", "Bayesian Dirichlet equivalent uniform (Heckerman et al. 1995)", score_table, (ESS,)),
+        Method("bic", "Bayesian information criterion", score_table),
+        Method("aic", "Akaike information criterion", score_table),
+        Method("ll", "log-likelihood", score_table),
+        Method("k2", "K2 (Cooper & Herskovits 1992)", score_table),
+    ),
+)
+"""``--score``: the local score the optimisers maximise."""
+
+CANDIDATE_SCORE_USE = ("score",)
+"""What ranks candidate parents: the run's score (its name and parameters enter the key)."""
+
+CANDIDATES_CONDITIONAL = 4
+"""Parents per child the candidate restriction adds given the child's best candidate
+(``identify_candidates(conditional=...)``)."""
+
+CANDIDATE_COUNT = Param("candidates", INT, 16, "with --method candidates: candidate parents per child", low=1,
+                        metavar="M", key="candidates", grid="candidates")
+
+
+def run_candidates(data, arities, settings, *, n_jobs=1, excluded=None):
+    """Sparse candidate parents (Friedman, Nachman & Pe'er 1999): ``allowed[p, c]``."""
+    from scores.identification import identify_candidates
+
+    return identify_candidates(data, arities, m=settings.candidates, score=settings.score, ess=settings.ess,
+                               conditional=CANDIDATES_CONDITIONAL, n_jobs=n_jobs, excluded=excluded)
+
+
+CANDIDATES = Method(
+    "candidates", "sparse candidate parents of largest single-parent score gain (no CI test)", run_candidates,
+    (CANDIDATE_COUNT,), uses=CANDIDATE_SCORE_USE, constants={"conditional": CANDIDATES_CONDITIONAL})
+"""``--method candidates``: a directional restriction for very large networks."""
