@@ -10,8 +10,8 @@ implementations (``constraints/methods.py``, ``scores/methods.py``, ``pipeline/s
 ``pipeline`` derives the command line, the validation, the grid keys and their normalisation,
 the cache keys and the report columns from them.
 
-This module imports nothing of the project and no compiled kernel, so declaring is cheap;
-the run functions import their algorithms inside their bodies.
+This module imports nothing of the project but its error base and no compiled kernel, so
+declaring is cheap; the run functions import their algorithms inside their bodies.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from hybridbn.errors import HybridBNError
+
 INT, FLOAT, SECONDS, TEXT, FLAG, FILE = "int", "float", "seconds", "text", "flag", "file"
 """Kinds of values: integer, real number, time limit in seconds, free text, true/false, file name."""
 
@@ -27,7 +29,7 @@ MAX_SECONDS = 1e9
 """Largest time limit accepted (about 31 years; SCIP refuses limits beyond 1e20)."""
 
 
-class OptionError(ValueError):
+class OptionError(HybridBNError, ValueError):
     """An invalid option value; the message names the option as the command line spells it."""
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from constraints.methods import RESTRICTION, TEST
-from hybridbn.options import FILE, FLOAT, INT, SECONDS, TEXT, Choice, OptionError, Param
+from hybridbn.options import FILE, FLOAT, INT, SECONDS, TEXT, Choice, Method, OptionError, Param
 from pipeline.solvers import SOLVER
 from scores.methods import PALIM, SCORE
 
@@ -117,10 +117,10 @@ class RunConfig(_Fields):
         cfg._check_applicable()
         cfg._check_run_options()
         cfg._check_knowledge()
-        cfg._checked_threshold()
+        cfg._check_bootstrap()
         return cfg
 
-    def methods(self):
+    def methods(self) -> dict[str, Method]:
         """The selected :class:`~hybridbn.options.Method` of each choice."""
         return {name: choice[getattr(self, name)] for name, choice in CHOICES.items()}
 
@@ -141,8 +141,8 @@ class RunConfig(_Fields):
                     if param.strict:
                         raise ConfigError(f"{param.flag} applies to --{name} {', '.join(choice.users(param))} only")
                     continue
-                wanted = {**param.requires, name: method.name}
                 if any(getattr(self, other) != want for other, want in param.requires.items()):
+                    wanted = {**param.requires, name: method.name}
                     raise ConfigError(f"{param.flag} needs " + " and ".join(f"--{o} {v}" for o, v in wanted.items()))
                 if param.check is not None:
                     try:
@@ -152,7 +152,7 @@ class RunConfig(_Fields):
         if self.within_bags and self.treewidth is not None:
             raise ConfigError("give either --within-bags or --treewidth, not both")
 
-    def _checked_threshold(self) -> None:
+    def _check_bootstrap(self) -> None:
         """``--bootstrap B`` needs data, ``--threshold`` needs ``--bootstrap``."""
         if self.bootstrap is not None and self.scores is not None:
             raise ConfigError("--bootstrap resamples the data, and --scores FILE.jkl has none: "
