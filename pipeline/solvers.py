@@ -78,12 +78,22 @@ ANYTIME_TIME_LIMIT = 60.0
 """Seconds k-G / k-A* search when the run gives no ``--time-limit``."""
 
 
-def solve_bounded_search(cfg: RunConfig, inputs: SolveInputs) -> Solution:
-    """k-G or k-A* (Scanagatta et al., sections 3.1-3.2): anytime, treewidth at most ``cfg.treewidth``."""
-    from search.kastar import k_astar
+def solve_kg(cfg: RunConfig, inputs: SolveInputs) -> Solution:
+    """k-G (Scanagatta et al., section 3.1): greedy k-tree growth along sampled orders."""
     from search.kgreedy import k_greedy
 
-    learner = k_greedy if cfg.solver == "kg" else k_astar
+    return _bounded_search(k_greedy, cfg, inputs)
+
+
+def solve_kastar(cfg: RunConfig, inputs: SolveInputs) -> Solution:
+    """k-A* (Scanagatta et al., section 3.2): A* over k-tree extensions along sampled orders."""
+    from search.kastar import k_astar
+
+    return _bounded_search(k_astar, cfg, inputs)
+
+
+def _bounded_search(learner, cfg: RunConfig, inputs: SolveInputs) -> Solution:
+    """An anytime treewidth-bounded search (k-G or k-A*): treewidth at most ``cfg.treewidth``."""
     time_limit = ANYTIME_TIME_LIMIT if cfg.time_limit is None else cfg.time_limit
     result = learner(inputs.table, cfg.treewidth, time_limit=time_limit, seed=0)
     summary = {
@@ -94,30 +104,41 @@ def solve_bounded_search(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     return Solution([tuple(int(p) for p in ps) for ps in result.parent_sets], json_ready(summary))
 
 
-def solve_equivalence_search(cfg: RunConfig, inputs: SolveInputs) -> Solution:
-    """GES (Chickering 2002) or SGES (Chickering & Meek 2015) scoring the data on demand.
+def solve_ges(cfg: RunConfig, inputs: SolveInputs) -> Solution:
+    """GES (Chickering 2002)."""
+    from search.ges import ges
+
+    return _equivalence_search(ges, cfg, inputs, {})
+
+
+def solve_sges(cfg: RunConfig, inputs: SolveInputs) -> Solution:
+    """SGES (Chickering & Meek 2015) with the property bound ``cfg.sges_bound``."""
+    from search.sges import sges
+
+    def search(score, n, **options):
+        return sges(score, n, cfg.sges_bound, **options)
+
+    return _equivalence_search(search, cfg, inputs, {"sges_bound": cfg.sges_bound})
+
+
+def _equivalence_search(search, cfg: RunConfig, inputs: SolveInputs, extra: dict[str, Any]) -> Solution:
+    """An equivalence-class search scoring the data on demand.
 
     The parent limit bounds the forward phase; the restriction limits the adjacencies it may
     create. The DAG is a consistent extension of the learned CPDAG.
     """
     from graphs.dag import parents_from_adjacency
     from scores.local import local_score_function
-    from search.ges import ges
-    from search.sges import sges
 
     data, arities = inputs.dataset.data, inputs.dataset.arities
     score = local_score_function(data, arities, cfg.score, cfg.ess)
-    n = data.shape[1]
-    options = {"allowed": inputs.allowed, "max_parents": cfg.palim}
-    result = ges(score, n, **options) if cfg.solver == "ges" else sges(score, n, cfg.sges_bound, **options)
+    result = search(score, data.shape[1], allowed=inputs.allowed, max_parents=cfg.palim)
     summary = {
         "objective": float(result.score), "dual_bound": None, "gap": None, "status": "converged",
         "n_score_evaluations": int(result.n_score_evaluations),
         "n_evaluations_forward": int(result.n_evaluations_forward),
-        "n_inserts": int(result.n_inserts), "n_deletes": int(result.n_deletes),
+        "n_inserts": int(result.n_inserts), "n_deletes": int(result.n_deletes), **extra,
     }
-    if cfg.solver == "sges":
-        summary["sges_bound"] = cfg.sges_bound
     return Solution(parents_from_adjacency(result.dag), json_ready(summary))
 
 
@@ -151,10 +172,10 @@ SOLVER = Choice(
     params=(TIME_LIMIT,), constants={"solver_seed": 0},
     methods=(
         Method("ilp", "exact ILP on SCIP (Su 2023, section 5.6)", solve_ilp_stage, (TREEWIDTH, WITHIN_BAGS)),
-        Method("kg", "k-G (Scanagatta et al.)", solve_bounded_search, (TREEWIDTH,), needs=("treewidth",)),
-        Method("kastar", "k-A* (Scanagatta et al.)", solve_bounded_search, (TREEWIDTH,), needs=("treewidth",)),
-        Method("ges", "GES (Chickering 2002)", solve_equivalence_search, uses=ON_DATA),
-        Method("sges", "SGES (Chickering & Meek 2015)", solve_equivalence_search, (SGES_BOUND,), uses=ON_DATA),
+        Method("kg", "k-G (Scanagatta et al.)", solve_kg, (TREEWIDTH,), needs=("treewidth",)),
+        Method("kastar", "k-A* (Scanagatta et al.)", solve_kastar, (TREEWIDTH,), needs=("treewidth",)),
+        Method("ges", "GES (Chickering 2002)", solve_ges, uses=ON_DATA),
+        Method("sges", "SGES (Chickering & Meek 2015)", solve_sges, (SGES_BOUND,), uses=ON_DATA),
     ),
 )
 """``--solver``: ``run(cfg, inputs: SolveInputs) -> Solution``."""

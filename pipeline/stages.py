@@ -211,10 +211,8 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
 
     def prepare():
         _compiled(cfg)
-        if cfg.method == "candidates":
-            _warm_up_candidates(dataset_of(data), cfg)
-        elif cfg.method != "none":
-            _warm_up_tests(dataset_of(data), cfg)
+        if method.run is not None:
+            _warm_up_restriction(dataset_of(data), cfg, method)
 
     return cache.get_or_compute("restrict", VERSIONS["restrict"], params, {"data": data.key}, compute, prepare,
                                 restrict_completion)
@@ -261,12 +259,6 @@ def _add_candidates(restriction, cfg: RunConfig, dataset, n_jobs: int, know=None
     return keep_adjacent(restriction, pairs), added
 
 
-def _warm_up_candidates(dataset, cfg: RunConfig) -> None:
-    """Identify candidates on a tiny slice so numba's first-call load is not charged to the stage."""
-    data, arities = _sample(dataset)
-    RESTRICTION["candidates"].run(data, arities, replace(cfg, candidates=1))
-
-
 def bags_of(art: Artifact) -> list[list[int]]:
     """The tree-decomposition bags a cops restriction artifact carries (error if none)."""
     bags = art.meta.get("bags")
@@ -282,10 +274,13 @@ def _sample(dataset, n_vars: int = 3, n_rows: int = 50) -> tuple[np.ndarray, np.
     return np.ascontiguousarray(dataset.data[:n_rows, :n_vars]), np.asarray(dataset.arities[:n_vars])
 
 
-def _warm_up_tests(dataset, cfg: RunConfig) -> None:
-    """Run two tiny CI tests so numba's first-call compile/load is not charged to the stage time."""
+def _warm_up_restriction(dataset, cfg: RunConfig, method) -> None:
+    """Two tiny CI tests, or a tiny candidate search, so numba's first-call compile/load is not
+    charged to the stage time."""
     data, arities = _sample(dataset)
-    if data.shape[1] >= 3:
+    if "test" not in method.uses:
+        method.run(data, arities, replace(cfg, candidates=1))
+    elif data.shape[1] >= 3:
         test = ci_test(data, arities, cfg)
         test(0, 1, ())
         test(0, 1, (2,))
