@@ -20,7 +20,7 @@ undirected neighbours, ``NA_{Y,X} = Ne_Y ∩ Adj_X``.
 
 After either transformation the PDAG is completed back to a CPDAG through a consistent
 extension (``graphs.pdag.pdag_to_dag``) followed by ``graphs.pdag.dag_to_cpdag`` (Chickering
-2002, section 4). Variable sets are bitmasks (``search.bitsets``).
+2002, section 4). Variable sets are bitmasks (``graphs.bitsets``).
 """
 
 from __future__ import annotations
