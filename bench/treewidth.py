@@ -3,7 +3,7 @@
 For each network: sample ``--rows`` rows (seed 0); for each ``k``: BIC scores with palim ``k``; the
 unbounded reference ``G`` (the ILP optimum, or its best DAG within ``--ref-time`` seconds, or, above
 ``--ref-max-vars`` variables, the acyclicity-free bound ``sum_v max_W s(v, W)``, which makes the W-score
-an over-estimate); the exact treewidth-bounded ILP optimum (``ilp.elimination``) where it is proved
+an over-estimate); the exact treewidth-bounded ILP optimum (``ilp.treewidth.elimination``) where it is proved
 within ``--exact-time``; then k-G and k-A* for ``--seconds`` each. Prints the W-score
 ``(G - T) / |G|`` of section 4, the explored order classes, and the gap to the bounded optimum.
 
@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bayesnet.catalog import load_network  # noqa: E402
 from bayesnet.sampling import forward_sample  # noqa: E402
 from ilp import solve_ilp  # noqa: E402
-from ilp.bounded import solve_bounded_treewidth  # noqa: E402
+from ilp.treewidth.solve import solve_bounded_treewidth  # noqa: E402
 from scores.candidates import build_score_table  # noqa: E402
 from scores.identification import identify_candidates  # noqa: E402
 from search.kastar import k_astar  # noqa: E402
@@ -57,7 +57,7 @@ def reference(table, ref_time: float, ref_max_vars: int) -> tuple[float, str]:
 
 
 def bounded_optimum(table, k: int, exact_time: float, exact_max_vars: int) -> tuple[float | None, str]:
-    """Exact treewidth-bounded optimum (``ilp.elimination``) when proved, else ``None`` and why."""
+    """Exact treewidth-bounded optimum (``ilp.treewidth.elimination``) when proved, else ``None`` and why."""
     if table.n_vars > exact_max_vars:
         return None, "skipped (n)"
     res = solve_bounded_treewidth(table, k, time_limit=exact_time)

@@ -3,8 +3,8 @@
 from ilp.problem import ILPInfeasibleError, ILPInputError
 from ilp.result import ILPResult
 from ilp.solve import ILPSolveError, solve_ilp
-from ilp.ktree_filter import TreewidthInputError, restrict_to_bags, solve_ilp_within
-from ilp.bounded import solve_bounded_treewidth
+from ilp.treewidth.ktree_filter import TreewidthInputError, restrict_to_bags, solve_ilp_within
+from ilp.treewidth.solve import solve_bounded_treewidth
 
 __all__ = [
     "solve_ilp", "solve_ilp_within", "solve_bounded_treewidth", "restrict_to_bags", "ILPResult",

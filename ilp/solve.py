@@ -136,7 +136,7 @@ def solve_ilp(
     only (validation and model building come before it). ``extend(fm)`` (or each of a sequence of
     such hooks), if given, is called on the :class:`ilp.model.FamilyModel` once the plugins above
     are in place and before the warm start; it may add variables, rows, plugins and start solutions (e.g. the treewidth bound of
-    :mod:`ilp.elimination`) and returns its plugins: their ``error`` is re-raised after the solve
+    :mod:`ilp.treewidth.elimination`) and returns its plugins: their ``error`` is re-raised after the solve
     and their ``stats`` dicts are merged into the result's.
 
     Raises :class:`ILPInputError` (a ``ValueError``) on bad input before the solver starts,

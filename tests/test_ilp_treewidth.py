@@ -15,11 +15,11 @@ from graphs.moral import moral_graph
 from graphs.treedec import TreeDecomposition
 from graphs.treewidth import dag_treewidth, treewidth_exact, width_at_most
 from ilp import ILPInputError
-from ilp.bounded import solve_bounded_treewidth
-from ilp.bounded_heuristic import bounded_dag
-from ilp.density import dense_sets
-from ilp.obstruction import obstruction
-from ilp.ktree_filter import (
+from ilp.treewidth.solve import solve_bounded_treewidth
+from ilp.treewidth.heuristic import bounded_dag
+from ilp.treewidth.density import dense_sets
+from ilp.treewidth.obstruction import obstruction
+from ilp.treewidth.ktree_filter import (
     TreewidthInputError,
     chordal_cliques,
     restrict_to_bags,

@@ -16,14 +16,14 @@ of ``H`` and ``i`` is eliminated before ``j``; ``v[i]`` is the position of ``i``
 
 Added here, valid for every graph of treewidth ``<= k``: ``y[i, j] + y[j, i] <= 1``, the edge
 count ``sum y <= n k - k (k + 1) / 2`` (the edge count of a k-tree) and, as cutting planes, the
-same count on every vertex subset (:func:`ilp.density.dense_sets`). The ``O(n^3)`` rows (3b) and (3c) start
+same count on every vertex subset (:func:`ilp.treewidth.density.dense_sets`). The ``O(n^3)`` rows (3b) and (3c) start
 outside the LP and enter it only when violated (SCIP's lazy ``initial=False`` constraints);
 this made the root LP about 10x faster on alarm. Acyclicity stays with the cluster-cut handler
 of :func:`ilp.solve_ilp` (the paper's big-M order ``z`` is not used), and families with more
 than ``k`` parents are dropped up front. The primal side is a sink-finding heuristic whose DAG
 is rebuilt along its topological order keeping the moral graph within treewidth ``k``
-(:mod:`ilp.bounded_heuristic`), which also gives the warm start. The solver entry point is
-:func:`ilp.bounded.solve_bounded_treewidth`.
+(:mod:`ilp.treewidth.heuristic`), which also gives the warm start. The solver entry point is
+:func:`ilp.treewidth.solve.solve_bounded_treewidth`.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import numpy as np
 from pyscipopt import SCIP_RESULT, Sepa, quicksum
 
 from graphs.treewidth import greedy_elimination_order
-from ilp.bounded_heuristic import add_bounded_heuristic
-from ilp.density import dense_sets, density_rhs
+from ilp.treewidth.heuristic import add_bounded_heuristic
+from ilp.treewidth.density import dense_sets, density_rhs
 from ilp.guard import guarded
 from ilp.model import FamilyModel
 
@@ -82,7 +82,7 @@ def add_elimination_rows(fm: FamilyModel, k: int) -> EliminationVars:
 
 
 class DensitySepa(Sepa):
-    """Separates the density inequalities of :func:`ilp.density.dense_sets` on the edges ``y[a, b] + y[b, a]``
+    """Separates the density inequalities of :func:`ilp.treewidth.density.dense_sets` on the edges ``y[a, b] + y[b, a]``
     of the chordal supergraph (valid as it has treewidth ``<= k``)."""
 
     def __init__(self, tw: EliminationVars, n: int, k: int, max_cuts: int = 20):

@@ -1,9 +1,9 @@
 """``solve_bounded_treewidth``: the best DAG whose moral graph has treewidth at most ``k``.
 
 Exact, on :func:`ilp.solve_ilp` with one of two treewidth models: ``"obstruction"`` (default;
-lazy obstruction cuts on moral-edge variables, :mod:`ilp.obstruction`) or ``"elimination"``
+lazy obstruction cuts on moral-edge variables, :mod:`ilp.treewidth.obstruction`) or ``"elimination"``
 (the elimination-order program (3) of Nie, Mauá, de Campos & Ji, NIPS 2014,
-:mod:`ilp.elimination`). The unbounded problem with parent limit ``k`` is a relaxation and is
+:mod:`ilp.treewidth.elimination`). The unbounded problem with parent limit ``k`` is a relaxation and is
 solved first: if its optimum already has treewidth ``<= k`` it is the answer; otherwise its
 dual bound enters the bounded model as the objective row ``sum_f s_f x_f <= U``, so the bounded
 search starts from the relaxation's bound instead of its own (much weaker) LP bound.
@@ -19,10 +19,10 @@ from pyscipopt import quicksum
 
 from graphs.moral import moral_graph
 from graphs.treewidth import dag_treewidth, width_at_most
-from ilp.elimination import elimination_extension
-from ilp.ktree_filter import TreewidthInputError, check_width
+from ilp.treewidth.elimination import elimination_extension
+from ilp.treewidth.ktree_filter import TreewidthInputError, check_width
 from ilp.model import FamilyModel
-from ilp.obstruction import obstruction_extension
+from ilp.treewidth.obstruction import obstruction_extension
 from ilp.result import ILPResult
 from ilp.solve import ILPSolveError, solve_ilp
 from scores.table import ScoreTable

@@ -1,6 +1,6 @@
 """Treewidth ``<= k`` in the family-variable IP by lazy obstruction cuts on moral-edge variables.
 
-An alternative to the elimination-order rows of :mod:`ilp.elimination` (Nie et al. 2014), whose
+An alternative to the elimination-order rows of :mod:`ilp.treewidth.elimination` (Nie et al. 2014), whose
 LP bound is weak. Here the IP of :func:`ilp.solve_ilp` gains one binary ``m[a, b]`` per pair
 that can be a moral edge, bounded below by everything that makes ``a - b`` an edge: the arcs
 between ``a`` and ``b`` and, per child, its families holding both (:func:`add_moral_vars`).
@@ -10,7 +10,7 @@ feasible DAG has all of ``F`` in its moral graph: ``sum_{e in F} m[e] <= |F| - 1
 (an *obstruction cut*). A constraint handler checks integral solutions and cuts off one whose
 moral graph has treewidth ``> k`` with the cut of an edge-minimal obstruction inside it
 (:func:`obstruction`; for ``k = 2`` a subdivided ``K4``). On fractional LP solutions it separates
-the same cuts on the edges with ``m* > 1/2`` and the density inequalities of :mod:`ilp.density`.
+the same cuts on the edges with ``m* > 1/2`` and the density inequalities of :mod:`ilp.treewidth.density`.
 Every row only removes graphs of treewidth ``> k``, so the optimum is exact.
 """
 
@@ -23,8 +23,8 @@ from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
 
 from graphs.moral import moral_graph
 from graphs.treewidth import width_at_most
-from ilp.bounded_heuristic import add_bounded_heuristic
-from ilp.density import dense_sets, density_rhs
+from ilp.treewidth.heuristic import add_bounded_heuristic
+from ilp.treewidth.density import dense_sets, density_rhs
 from ilp.guard import guarded
 from ilp.model import FamilyModel
 

@@ -3,8 +3,8 @@
 A graph of treewidth ``<= k`` is a subgraph of a k-tree, which has ``k |S| - k (k + 1) / 2``
 edges on any ``|S| > k`` vertices; so ``sum_{a<b in S} w[a, b] <= k |S| - k (k + 1) / 2`` for the
 edge indicators ``w`` of any such graph and every vertex set ``S`` with ``|S| > k``. Used on the
-chordal supergraph of :mod:`ilp.elimination` and on the moral-edge variables of
-:mod:`ilp.obstruction`.
+chordal supergraph of :mod:`ilp.treewidth.elimination` and on the moral-edge variables of
+:mod:`ilp.treewidth.obstruction`.
 """
 
 from __future__ import annotations

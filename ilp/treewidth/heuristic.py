@@ -3,7 +3,7 @@
 :func:`bounded_dag` walks a topological order and gives each node its best family that keeps a
 chordal supergraph of the moral graph within width ``k``; :class:`BoundedSinksHeur` runs it on the
 order found by Cussens' sink finding (:mod:`ilp.heuristics`) from the LP solution. Shared by the
-elimination-order (:mod:`ilp.elimination`) and obstruction-cut (:mod:`ilp.obstruction`) models,
+elimination-order (:mod:`ilp.treewidth.elimination`) and obstruction-cut (:mod:`ilp.treewidth.obstruction`) models,
 which only differ in the values of their own auxiliary variables (``extra_values``).
 """
 
