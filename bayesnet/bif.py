@@ -30,7 +30,7 @@ import numpy as np
 
 from bayesnet.network import ROW_SUM_TOL, Network
 from graphs.dag import find_cycle
-from hybridbn.errors import error_reason
+from hybridbn.errors import HybridBNError, error_reason
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _PROPERTY = re.compile(r'(?:"(?:[^"\\]|\\.)*"|[^";])*;', re.S)  # up to a ';' outside quotes
 
 
-class BIFError(ValueError):
+class BIFError(HybridBNError, ValueError):
     """A malformed BIF file; ``line`` is the 1-based line of the problem."""
 
     def __init__(self, message: str, line: int):

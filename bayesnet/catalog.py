@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bayesnet.bif import read_bif
 from bayesnet.network import Network
+from hybridbn.errors import HybridBNError
 
 NETWORK_DIR = Path(__file__).resolve().parent / "networks"
 _SUFFIX = ".bif.gz"
@@ -15,7 +16,7 @@ _SUFFIX = ".bif.gz"
 FILE_SUFFIXES = (".bif", ".bif.gz")
 
 
-class UnknownNetworkError(ValueError):
+class UnknownNetworkError(HybridBNError, ValueError):
     """Neither a vendored network name nor an existing BIF file."""
 
 

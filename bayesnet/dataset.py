@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hybridbn.errors import error_reason
+from hybridbn.errors import HybridBNError, error_reason
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".feather": 
 _DIGITS = re.compile(r"(\d+)")
 
 
-class DataError(ValueError):
+class DataError(HybridBNError, ValueError):
     """Data that cannot be used as a discrete dataset."""
 
 

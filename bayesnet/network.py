@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphs.dag import topological_order
+from hybridbn.errors import HybridBNError
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ logger = logging.getLogger(__name__)
 ROW_SUM_TOL = 1e-4
 
 
-class NetworkError(ValueError):
+class NetworkError(HybridBNError, ValueError):
     """A network whose parts are inconsistent (shapes, probabilities, cycles)."""
 
 

@@ -47,6 +47,8 @@ import numpy as np
 import scipy.special.cython_special as _cython_special
 from numba import njit
 
+from hybridbn.errors import HybridBNError
+
 logger = logging.getLogger(__name__)
 
 STATISTICS = ("g2", "x2")
@@ -62,7 +64,7 @@ _INTERLEAVED_CELLS = 4096
 _MAX_CODE = 1 << 40
 
 
-class CITestError(ValueError):
+class CITestError(HybridBNError, ValueError):
     """Invalid arguments to a conditional-independence test."""
 
 

@@ -39,6 +39,7 @@ from constraints.restriction import PairLog, Restriction
 from graphs.dsep import DSeparation
 from graphs.pdag import meek_closure
 from graphs.treedec import TreeDecomposition
+from hybridbn.errors import HybridBNError
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ logger = logging.getLogger(__name__)
 MAX_VARS = 1024
 
 
-class CopsInputError(ValueError):
+class CopsInputError(HybridBNError, ValueError):
     """Bad arguments to the cops-and-robbers learner."""
 
 

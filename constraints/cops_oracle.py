@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from graphs.bitsets import to_tuple
+from hybridbn.errors import HybridBNError
 
 IndepFn = Callable[[int, int, tuple[int, ...]], bool]
 
@@ -40,7 +41,7 @@ class BitsetIndependence(Protocol):
         """The nodes of ``targets`` dependent on ``x`` given ``cond`` (all three disjoint)."""
 
 
-class OracleTimeout(Exception):
+class OracleTimeout(HybridBNError):
     """Raised by :class:`CountingOracle` once its time limit has passed."""
 
 

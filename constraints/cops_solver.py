@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 
 from graphs.bitsets import bits, lowest
 from constraints.cops_oracle import CountingOracle
+from hybridbn.errors import HybridBNError
 
 logger = logging.getLogger(__name__)
 
 
-class WidthLimitExceeded(Exception):
+class WidthLimitExceeded(HybridBNError):
     """Raised when a component needs more than ``max_k + 1`` cops."""
 
     def __init__(self, max_k: int, component: int) -> None:

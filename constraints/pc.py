@@ -31,6 +31,7 @@ import numpy as np
 from tqdm import tqdm
 
 from graphs.pdag import meek_closure
+from hybridbn.errors import HybridBNError
 
 from .citest_batch import TestSettings, compute_threads, pc_level, pc_level_task
 from .citests import CITest
@@ -41,7 +42,7 @@ logger = logging.getLogger(__name__)
 _BATCH_PAIRS = 20000  # pairs per compiled call (progress granularity)
 
 
-class PCError(ValueError):
+class PCError(HybridBNError, ValueError):
     """Invalid argument to the PC algorithm."""
 
 

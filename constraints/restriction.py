@@ -10,6 +10,8 @@ dependence seen.  Pairs never tested get ``p_value = NaN``, ``sepset = []``, ``o
 
 from __future__ import annotations
 
+from hybridbn.errors import HybridBNError
+
 import json
 import logging
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ RECORD_COLUMNS = ["u", "v", "allowed", "p_value", "sepset", "order"]
 _ATTRS_KEY = "restriction"
 
 
-class RestrictionError(ValueError):
+class RestrictionError(HybridBNError, ValueError):
     """Invalid restriction data (shape, asymmetry, malformed frame)."""
 
 

@@ -6,8 +6,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from hybridbn.errors import HybridBNError
 
-class GraphError(ValueError):
+
+class GraphError(HybridBNError, ValueError):
     """Raised on malformed graph input (wrong shape, self-loops, bad node indices)."""
 
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hybridbn.errors import HybridBNError
+
 __version__ = "0.1.0"
-__all__ = ["learn", "LearnResult", "RunConfig", "list_networks", "main"]
+__all__ = ["learn", "LearnResult", "RunConfig", "HybridBNError", "list_networks", "main"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.config import RunConfig

@@ -17,13 +17,14 @@ from functools import cached_property
 import numpy as np
 
 from graphs.dag import find_cycle
+from hybridbn.errors import HybridBNError
 from ilp.flat import FamilyArrays
 from scores.table import ParentSet, ScoreTable, ScoreTableError
 
 logger = logging.getLogger(__name__)
 
 
-class ILPInputError(ValueError):
+class ILPInputError(HybridBNError, ValueError):
     """Input that the ILP cannot solve: malformed table, bad options, contradictory arcs."""
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from pyscipopt import SCIP_HEURTIMING, SCIP_PARAMSETTING, SCIP_STAGE
 
 from graphs.dag import find_cycle
+from hybridbn.errors import HybridBNError
 from ilp.cluster_cuts import ClusterConshdlr
 from ilp.heuristics import SinksHeur, sinks_dag
 from ilp.model import FamilyModel, build_model
@@ -34,7 +35,7 @@ Hook = Callable[[FamilyModel], Iterable[Any]]
 """An ``extend`` hook of :func:`solve_ilp`: adds rows and plugins to the model, returns the plugins."""
 
 
-class ILPSolveError(RuntimeError):
+class ILPSolveError(HybridBNError, RuntimeError):
     """SCIP stopped without any DAG (e.g. a time limit before the first feasible solution)."""
 
 

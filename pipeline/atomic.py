@@ -20,10 +20,10 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
-from hybridbn.errors import error_reason
+from hybridbn.errors import HybridBNError, error_reason
 
 
-class WriteError(OSError):
+class WriteError(HybridBNError, OSError):
     """A file or folder could not be written; the message names it (and nothing was replaced)."""
 
 

@@ -45,7 +45,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from hybridbn.errors import error_reason
+from hybridbn.errors import HybridBNError, error_reason
 from pipeline.atomic import replace_file
 
 logger = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ FINAL, LIMITED, INTERRUPTED = "final", "limited", "interrupted"
 """How a stage result ended: complete, stopped by a limit, or interrupted (never cached)."""
 
 
-class CacheError(OSError):
+class CacheError(HybridBNError, OSError):
     """The cache directory cannot be used (not writable, disk full, ...)."""
 
 

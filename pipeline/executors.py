@@ -21,17 +21,19 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
 
+from hybridbn.errors import HybridBNError
+
 logger = logging.getLogger(__name__)
 
 #: (index into the argument list, result or None, exception or None)
 Outcome = tuple[int, Any, BaseException | None]
 
 
-class ExecutorError(RuntimeError):
+class ExecutorError(HybridBNError, RuntimeError):
     """An execution engine that cannot be started (missing package, bad address)."""
 
 
-class WorkerDied(RuntimeError):
+class WorkerDied(HybridBNError, RuntimeError):
     """The worker process running a job ended abruptly (killed, out of memory, a crash in compiled code)."""
 
 

@@ -54,6 +54,7 @@ from typing import Any, Sequence
 import pandas as pd
 from tqdm import tqdm
 
+from hybridbn.errors import HybridBNError
 from pipeline.atomic import replace_file, write_error
 from pipeline.cache import Artifact, StageCache, stage_key
 from hybridbn.options import FILE, Choice, Param
@@ -86,7 +87,7 @@ RESULT_COLUMNS = [
 ]
 
 
-class GridError(ValueError):
+class GridError(HybridBNError, ValueError):
     """An invalid grid file (unknown key, bad value); the message names the key."""
 
 

@@ -31,12 +31,13 @@ from pathlib import Path
 import numpy as np
 
 from graphs.dag import adjacency_from_parents, find_cycle
+from hybridbn.errors import HybridBNError
 
 TRUE_WORDS = {"true", "yes", "1", "t", "y"}
 FALSE_WORDS = {"false", "no", "0", "f", "n"}
 
 
-class KnowledgeError(ValueError):
+class KnowledgeError(HybridBNError, ValueError):
     """A malformed or contradictory knowledge file; the message names the option and the line."""
 
 

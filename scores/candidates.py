@@ -72,6 +72,7 @@ import numpy as np
 from numba import njit
 from tqdm import tqdm
 
+from hybridbn.errors import HybridBNError
 from scores.counts import (MARK_LIMIT, as_columns, binary_prefix_cells, count_binary, count_bitset, count_dense,
                            count_grouped, count_touched, encode, group_rows, onehot_bitsets, prefix_cells,
                            triple_counts)
@@ -112,7 +113,7 @@ pruned_theorem1 + pruned_entropy + pruned_bdeu_bound`` and ``scored = kept + pru
 (_GEN, _SCORED, _KEPT, _DOM, _UB, _PEN, _THM1, _ENT, _BDEU, _STOP) = range(len(STATS))
 
 
-class CandidateError(ValueError):
+class CandidateError(HybridBNError, ValueError):
     """Invalid arguments for the score-table stage."""
 
 

@@ -36,12 +36,13 @@ import numpy as np
 from numba import njit
 
 from graphs.word_bits import popcount
+from hybridbn.errors import HybridBNError
 
 MARK_LIMIT = 1 << 21
 """Largest key span ``q+ * r_p`` densified with a mark array; larger spans are sorted."""
 
 
-class CountsError(ValueError):
+class CountsError(HybridBNError, ValueError):
     """Data or parent sets that cannot be counted."""
 
 

@@ -23,12 +23,13 @@ import gzip
 import logging
 from pathlib import Path
 
+from hybridbn.errors import HybridBNError
 from scores.table import ScoreTable
 
 logger = logging.getLogger(__name__)
 
 
-class JKLError(ValueError):
+class JKLError(HybridBNError, ValueError):
     """A malformed ``.jkl`` file (the message carries the line number)."""
 
 

@@ -23,6 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
+from hybridbn.errors import HybridBNError
 from scores.counts import contingency
 
 LL, BIC, AIC, BDEU, K2 = 0, 1, 2, 3, 4
@@ -33,7 +34,7 @@ PENALISED = (BIC, AIC)
 """Scores of the form ``LL - c (r - 1) q`` (for the pruning bounds of ``scores.candidates``)."""
 
 
-class ScoreError(ValueError):
+class ScoreError(HybridBNError, ValueError):
     """Unknown score or invalid score parameter."""
 
 

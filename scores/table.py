@@ -15,10 +15,12 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from hybridbn.errors import HybridBNError
+
 ParentSet = tuple[int, ...]
 
 
-class ScoreTableError(ValueError):
+class ScoreTableError(HybridBNError, ValueError):
     """A score table that cannot be used by an optimiser."""
 
 

@@ -19,6 +19,7 @@ import logging
 
 import numpy as np
 
+from hybridbn.errors import HybridBNError
 from scores.table import ParentSet, ScoreTable
 
 logger = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ MAX_VARS = 20
 """Default largest number of variables accepted (memory ~ 12 · n · 2^n bytes)."""
 
 
-class ExactDPError(ValueError):
+class ExactDPError(HybridBNError, ValueError):
     """The exact dynamic programme cannot be run on this input."""
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from graphs.pdag import pdag_to_dag
 from graphs.bitsets import bits, to_tuple
+from hybridbn.errors import HybridBNError
 from search.ges_ops import (
     CPDAGMasks,
     all_delete_subsets,
@@ -41,7 +42,7 @@ logger = logging.getLogger(__name__)
 DeleteGenerator = Callable[[CPDAGMasks, int, int], Sequence[int]]
 
 
-class GESError(ValueError):
+class GESError(HybridBNError, ValueError):
     """Bad arguments for GES / SGES."""
 
 

@@ -32,11 +32,12 @@ import numpy as np
 
 from graphs.pdag import dag_to_cpdag, pdag_to_dag
 from graphs.bitsets import bits, column_masks, submasks_decreasing, to_tuple
+from hybridbn.errors import HybridBNError
 from search.chordal import clique_subsets, is_clique
 from search.score_cache import LocalScoreCache
 
 
-class GESOperatorError(ValueError):
+class GESOperatorError(HybridBNError, ValueError):
     """An operator that does not apply to the given CPDAG."""
 
 

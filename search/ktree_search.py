@@ -32,6 +32,7 @@ from graphs.dag import adjacency_from_parents
 from graphs.ktree import KTree
 from graphs.moral import moral_graph
 from graphs.treedec import TreeDecomposition, validate_tree_decomposition
+from hybridbn.errors import HybridBNError
 from scores.table import ParentSet, ScoreTable
 from search.exact_dp import ExactDPError, exact_optimum
 
@@ -49,7 +50,7 @@ TOL = 1e-9
 """Relative margin used when comparing scores and bounds."""
 
 
-class BoundedSearchError(ValueError):
+class BoundedSearchError(HybridBNError, ValueError):
     """Bad input to a treewidth-bounded learner, or no bounded DAG exists for the table."""
 
 

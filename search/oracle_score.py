@@ -23,12 +23,13 @@ import numpy as np
 from scipy.special import entr
 
 from graphs.bitsets import bits, to_mask
+from hybridbn.errors import HybridBNError
 
 DEFAULT_N = 5e9
 """Virtual sample size of the paper's experiment."""
 
 
-class OracleScoreError(ValueError):
+class OracleScoreError(HybridBNError, ValueError):
     """A network the oracle score cannot use."""
 
 

@@ -13,11 +13,12 @@ from typing import Callable, Iterable
 import numpy as np
 
 from graphs.bitsets import to_mask, to_tuple
+from hybridbn.errors import HybridBNError
 
 LocalScore = Callable[[int, tuple[int, ...]], float]
 
 
-class ScoreCacheError(ValueError):
+class ScoreCacheError(HybridBNError, ValueError):
     """Bad arguments for a local-score cache."""
 
 
