@@ -132,7 +132,7 @@ def _equivalence_search(search, cfg: RunConfig, inputs: SolveInputs, extra: dict
 
     data, arities = inputs.dataset.data, inputs.dataset.arities
     score = local_score_function(data, arities, cfg.score, cfg.ess)
-    result = search(score, data.shape[1], allowed=inputs.allowed, max_parents=cfg.palim)
+    result = search(score, data.shape[1], allowed=inputs.allowed, palim=cfg.palim)
     summary = {
         "objective": float(result.score), "dual_bound": None, "gap": None, "status": "converged",
         "n_score_evaluations": int(result.n_score_evaluations),

@@ -82,13 +82,13 @@ def check_allowed(allowed, n_vars: int) -> np.ndarray | None:
     return adj
 
 
-def check_max_parents(max_parents) -> int | None:
+def check_palim(palim) -> int | None:
     """Validate the optional forward-phase parent limit."""
-    if max_parents is None:
+    if palim is None:
         return None
-    if int(max_parents) != max_parents or max_parents < 0:
-        raise GESError(f"max_parents must be a non-negative integer or None, got {max_parents!r}")
-    return int(max_parents)
+    if int(palim) != palim or palim < 0:
+        raise GESError(f"palim must be a non-negative integer or None, got {palim!r}")
+    return int(palim)
 
 
 def as_cache(local_score: LocalScore | LocalScoreCache, n_vars: int) -> LocalScoreCache:
@@ -105,7 +105,7 @@ def forward_search(
     P: np.ndarray,
     *,
     adjacency_allowed: np.ndarray | None = None,
-    max_parents: int | None = None,
+    palim: int | None = None,
 ) -> tuple[np.ndarray, int]:
     """FES: apply the best valid positive ``Insert`` until none exists; returns (CPDAG, #inserts).
 
@@ -117,7 +117,7 @@ def forward_search(
         m = CPDAGMasks.of(P)
         best: tuple[float, int, int, int] | None = None
         for x, y in insertable_pairs(m, adjacency_allowed):
-            for delta, t in insert_candidates(cache, m, x, y, max_parents):
+            for delta, t in insert_candidates(cache, m, x, y, palim):
                 if delta > 0 and (best is None or delta > best[0]):
                     best = (delta, x, y, t)
         if best is None:
@@ -196,21 +196,21 @@ def ges(
     n_vars: int,
     *,
     allowed: np.ndarray | None = None,
-    max_parents: int | None = None,
+    palim: int | None = None,
     start: np.ndarray | None = None,
 ) -> GESResult:
     """Greedy equivalence search (Chickering 2002): FES from ``start`` (default: empty) then BES.
 
     ``allowed[p, c]`` (bool, n x n) restricts the adjacencies FES may create (a pair may become
-    adjacent iff ``allowed[p, c] or allowed[c, p]``); ``max_parents`` bounds the parent count of
+    adjacent iff ``allowed[p, c] or allowed[c, p]``); ``palim`` bounds the parent count of
     the child of each insert in FES; ``start`` is an initial CPDAG.
     """
     n_vars = int(n_vars)
     cache = as_cache(local_score, n_vars)
     adjacency_allowed = check_allowed(allowed, n_vars)
-    max_parents = check_max_parents(max_parents)
+    palim = check_palim(palim)
     P = np.zeros((n_vars, n_vars), dtype=bool) if start is None else check_start(start, n_vars)
-    P, n_ins = forward_search(cache, P, adjacency_allowed=adjacency_allowed, max_parents=max_parents)
+    P, n_ins = forward_search(cache, P, adjacency_allowed=adjacency_allowed, palim=palim)
     n_fwd = cache.n_evaluations
     P, n_del = backward_search(cache, P)
     logger.info("GES: %d inserts, %d deletes, %d distinct local scores", n_ins, n_del, cache.n_evaluations)

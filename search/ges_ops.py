@@ -116,21 +116,21 @@ def insert_path_ok(m: CPDAGMasks, x: int, y: int, t: int) -> bool:
 
 
 def insert_candidates(
-    cache: LocalScoreCache, m: CPDAGMasks, x: int, y: int, max_parents: int | None = None
+    cache: LocalScoreCache, m: CPDAGMasks, x: int, y: int, palim: int | None = None
 ) -> list[tuple[float, int]]:
     """``(delta, T)`` for every valid ``Insert(x, y, T)``, in enumeration order.
 
     ``T`` ranges over cliques ``T ⊆ Ne_Y \\ Adj_X`` extending ``NA_{Y,X}`` to a clique
     (condition 1); those failing the path condition (2) are dropped before scoring, so only
-    operators GES may apply cost score evaluations. With ``max_parents``, sets giving ``Y`` more
-    than ``max_parents`` parents are skipped.
+    operators GES may apply cost score evaluations. With ``palim``, sets giving ``Y`` more
+    than ``palim`` parents are skipped.
     """
     na = m.ne[y] & m.adj[x]
     if not is_clique(na, m.adj):
         return []
     out = []
     for t in clique_subsets(m.ne[y] & ~m.adj[x], m.adj, base=na):
-        if max_parents is not None and (na | t | m.pa[y]).bit_count() + 1 > max_parents:
+        if palim is not None and (na | t | m.pa[y]).bit_count() + 1 > palim:
             continue
         if insert_path_ok(m, x, y, t):
             out.append((insert_delta(cache, m, x, y, t), t))
@@ -214,13 +214,13 @@ def valid_inserts(
     cache: LocalScoreCache,
     *,
     adjacency_allowed: np.ndarray | None = None,
-    max_parents: int | None = None,
+    palim: int | None = None,
 ) -> list[Operator]:
     """Every valid ``Insert`` operator of the CPDAG ``P`` with its score difference."""
     m = CPDAGMasks.of(P)
     ops = []
     for x, y in insertable_pairs(m, adjacency_allowed):
-        ops.extend(Operator("insert", x, y, to_tuple(t), d) for d, t in insert_candidates(cache, m, x, y, max_parents))
+        ops.extend(Operator("insert", x, y, to_tuple(t), d) for d, t in insert_candidates(cache, m, x, y, palim))
     return ops
 
 

@@ -41,7 +41,7 @@ from search.ges import (
     as_cache,
     backward_search,
     check_allowed,
-    check_max_parents,
+    check_palim,
     check_start,
     complete_start,
     finish,
@@ -128,12 +128,12 @@ def sges(
     *,
     start: str | np.ndarray = "empty",
     allowed: np.ndarray | None = None,
-    max_parents: int | None = None,
+    palim: int | None = None,
 ) -> GESResult:
     """Selective GES: poly-FES then SBES with the property ``bound`` (Chickering & Meek 2015, Fig. 3).
 
     ``bound`` is ``(name, k)`` or ``"name:k"`` with name in ``parents``, ``clique``, ``vwidth``.
-    ``start="empty"`` runs ordinary FES (with ``allowed`` / ``max_parents`` as in
+    ``start="empty"`` runs ordinary FES (with ``allowed`` / ``palim`` as in
     :func:`search.ges.ges`); ``start="complete"`` starts SBES from the complete CPDAG (over the
     allowed adjacencies when ``allowed`` is given); an array is used as the initial CPDAG for FES.
     """
@@ -142,7 +142,7 @@ def sges(
     n_vars = int(n_vars)
     cache = as_cache(local_score, n_vars)
     adjacency_allowed = check_allowed(allowed, n_vars)
-    max_parents = check_max_parents(max_parents)
+    palim = check_palim(palim)
     if isinstance(start, str):
         if start not in STARTS:
             raise GESError(f"start must be one of {STARTS} or a CPDAG array, got {start!r}")
@@ -154,7 +154,7 @@ def sges(
         P = check_start(start, n_vars)
     n_ins = 0
     if not (isinstance(start, str) and start == "complete"):
-        P, n_ins = forward_search(cache, P, adjacency_allowed=adjacency_allowed, max_parents=max_parents)
+        P, n_ins = forward_search(cache, P, adjacency_allowed=adjacency_allowed, palim=palim)
     n_fwd = cache.n_evaluations
     P, n_del = backward_search(cache, P, selective_generator(b))
     logger.info(

@@ -2,7 +2,7 @@
 
 Structure: randomly permute the nodes; visit every node pair (each node in turn with each of
 its predecessors in the permutation); with probability one half attempt an edge, added only if
-it creates no cycle and gives no node more than ``max_parents`` parents; if both directions are
+it creates no cycle and gives no node more than ``palim`` parents; if both directions are
 possible one is chosen at random. Parameters: every CPT row is drawn from a uniform Dirichlet
 with equivalent sample size ``ess`` (concentration ``ess / r`` per state).
 """
@@ -25,8 +25,8 @@ class GenerativeModel:
     cpts: list[np.ndarray]
 
 
-def random_bounded_dag(n_vars: int, rng: np.random.Generator, max_parents: int = 2, p_edge: float = 0.5) -> np.ndarray:
-    """Random DAG with in-degree <= ``max_parents`` built by the paper's pairwise procedure."""
+def random_bounded_dag(n_vars: int, rng: np.random.Generator, palim: int = 2, p_edge: float = 0.5) -> np.ndarray:
+    """Random DAG with in-degree <= ``palim`` built by the paper's pairwise procedure."""
     perm = rng.permutation(n_vars)
     A = np.zeros((n_vars, n_vars), dtype=bool)
     for i in range(n_vars):
@@ -36,7 +36,7 @@ def random_bounded_dag(n_vars: int, rng: np.random.Generator, max_parents: int =
             a, b = int(perm[i]), int(perm[j])
             options = []
             for u, v in ((a, b), (b, a)):
-                if A[:, v].sum() >= max_parents:
+                if A[:, v].sum() >= palim:
                     continue
                 A[u, v] = True
                 if is_acyclic(A):
@@ -60,11 +60,11 @@ def random_cpts(parents: list[list[int]], arities: np.ndarray, rng: np.random.Ge
 
 
 def chickering_meek_model(
-    n_vars: int, seed: int, *, max_parents: int = 2, arity: int = 2, ess: float = 1.0
+    n_vars: int, seed: int, *, palim: int = 2, arity: int = 2, ess: float = 1.0
 ) -> GenerativeModel:
     """One random generative model of section 5 (binary variables, at most two parents by default)."""
     rng = np.random.default_rng(seed)
-    A = random_bounded_dag(n_vars, rng, max_parents)
+    A = random_bounded_dag(n_vars, rng, palim)
     parents = [np.flatnonzero(A[:, v]).tolist() for v in range(n_vars)]
     cpts = random_cpts(parents, np.full(n_vars, arity), rng, ess)
     return GenerativeModel(dag=A, parents=parents, cpts=cpts)

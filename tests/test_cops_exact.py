@@ -124,7 +124,7 @@ def test_pc_baseline_counts_and_cpdag():
 
 def test_few_hundred_nodes_low_treewidth():
     """Bit sets beyond one machine word: a 200-node forest-shaped network (treewidth 1)."""
-    A = random_dag(200, 0.02, seed=0, max_parents=1)
+    A = random_dag(200, 0.02, seed=0, palim=1)
     res = cops_and_robbers(dsep_oracle(A), 200)
     assert res.status == "ok" and res.k == 1
     assert np.array_equal(res.cpdag, dag_to_cpdag(A))

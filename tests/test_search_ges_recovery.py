@@ -79,10 +79,10 @@ def test_allowed_restricts_adjacencies():
         assert not (res.cpdag[i, j] or res.cpdag[j, i])
 
 
-def test_max_parents_limits_forward_phase():
+def test_palim_limits_forward_phase():
     mdl = chickering_meek_model(8, 5)
     score = OracleScore(mdl.parents, mdl.cpts)
-    r = ges(score, 8, max_parents=1)
+    r = ges(score, 8, palim=1)
     assert r.dag.sum(axis=0).max() <= 1 or r.n_deletes > 0
     free = ges(score, 8)
     assert r.n_evaluations_forward <= free.n_evaluations_forward

@@ -79,5 +79,5 @@ def test_sges_start_and_bad_input():
         sges(score, 4, start="full")
     with pytest.raises(ValueError, match="allowed must have shape"):
         sges(score, 4, allowed=np.ones((3, 3), dtype=bool))
-    with pytest.raises(ValueError, match="max_parents"):
-        sges(score, 4, max_parents=-1)
+    with pytest.raises(ValueError, match="palim"):
+        sges(score, 4, palim=-1)
