@@ -31,7 +31,7 @@ from constraints.cops_postprocess import (
     adjacency_matrix,
     bag_supergraph,
     maximal_bags,
-    orient_v_structures,
+    orient_v_structures_dropping_conflicts,
     prune_skeleton,
 )
 from constraints.cops_solver import ComponentSearch, CopsSolver, WidthLimitExceeded, learn_decomposition
@@ -171,7 +171,7 @@ def _run(oracle, solver_factory, n_vars: int, max_k: int | None, start: float) -
         return _result(status, n_vars, oracle, progress, start, phase, **found)
     return _result(
         "ok", n_vars, oracle, progress, start, "done",
-        cpdag=meek_closure(orient_v_structures(adj, seps)),
+        cpdag=meek_closure(orient_v_structures_dropping_conflicts(adj, seps)),
         skeleton=adjacency_matrix(adj),
         separating_sets={(a, b): to_tuple(cond) for a, b, cond in seps},
         **found,

@@ -72,7 +72,7 @@ def _find_separator(oracle, a, b, pair, bags, seps) -> bool:
     return False
 
 
-def orient_v_structures(adj: list[int], seps: list[tuple[int, int, int]]) -> np.ndarray:
+def orient_v_structures_dropping_conflicts(adj: list[int], seps: list[tuple[int, int, int]]) -> np.ndarray:
     """PDAG with a -> v <- b for every separator (a, b, X) and common neighbour v not in X.
 
     Every skeleton edge starts as two arcs; orienting deletes the arcs v -> a and v -> b.
