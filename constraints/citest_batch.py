@@ -28,7 +28,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .citests import CHDTRC, _DENSE_CELLS, _INTERLEAVED_CELLS, _MAX_CODE, _p_value, _stratified_statistic, _table_statistic
+from constraints.citests import (
+    CHDTRC, _DENSE_CELLS, _INTERLEAVED_CELLS, _MAX_CODE, _p_value, _stratified_statistic, _table_statistic,
+)
 
 
 

@@ -30,12 +30,11 @@ from itertools import combinations
 import numpy as np
 from tqdm import tqdm
 
+from constraints.citest_batch import TestSettings, compute_threads, pc_level, pc_level_task
+from constraints.citests import CITest
+from constraints.restriction import PairLog, Restriction
 from graphs.pdag import meek_closure
 from hybridbn.errors import HybridBNError
-
-from .citest_batch import TestSettings, compute_threads, pc_level, pc_level_task
-from .citests import CITest
-from .restriction import PairLog, Restriction
 
 logger = logging.getLogger(__name__)
 

@@ -42,8 +42,8 @@ from itertools import combinations
 import numpy as np
 from tqdm import tqdm
 
-from .pc import check_alpha_order
-from .restriction import PairLog, Restriction
+from constraints.pc import check_alpha_order
+from constraints.restriction import PairLog, Restriction
 
 logger = logging.getLogger(__name__)
 
