@@ -26,8 +26,8 @@ MAX_ORDER = Param("max_order", INT, 1, "largest conditioning set, or 'none'", no
                   grid="max_orders")
 COPS_TIME_LIMIT = Param(
     "cops_time_limit", SECONDS, None,
-    "stop the cops after this many seconds and restrict to what they found (the bag supergraph once "
-    "the decomposition is done, else nothing) (default: none)",
+    "with --method cops: stop the cops after this many seconds and restrict to what they found (the "
+    "bag supergraph once the decomposition is done, else nothing) (default: none)",
     metavar="SECONDS", key="time_limit", keyed_when_set=True, strict=True, grid="cops_time_limit", axis=False)
 ADD_CANDIDATES = Param(
     "add_candidates", INT, 0,
