@@ -230,7 +230,7 @@ def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int,
     allowed = RESTRICTION[cfg.method].run(dataset.data, dataset.arities, cfg, n_jobs=n_jobs,
                                           excluded=None if know is None else ~know.allowed)
     if know is not None:  # required pairs are candidates in the directions the knowledge allows
-        allowed = allowed | (know.adjacent & know.allowed)
+        allowed = know.restrict(allowed)
     n = allowed.shape[0]
     parent, child = np.nonzero(allowed)
     frame = pd.DataFrame({"parent": parent.astype("int32"), "child": child.astype("int32")})
