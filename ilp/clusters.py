@@ -24,11 +24,11 @@ class LPSupport:
     """
 
     def __init__(self, problem: FamilyProblem, xval: np.ndarray):
-        keep = np.flatnonzero((xval > SUPPORT_EPS) & problem.pmask.any(axis=1))
+        keep = np.flatnonzero((xval > SUPPORT_EPS) & (np.diff(problem.par_ptr) > 0))
         self.n = problem.n
         self.w = xval[keep]
         self.ch = problem.child[keep]
-        self.P = problem.pmask[keep].astype(np.float64)
+        self.P = problem.parent_matrix(keep).astype(np.float64)
 
     def components(self) -> list[np.ndarray]:
         """Strongly connected components (size >= 2) of the digraph of support arcs.
@@ -53,8 +53,7 @@ def member_families(problem: FamilyProblem, cluster) -> np.ndarray:
 
 def intersecting_families(problem: FamilyProblem, cluster) -> np.ndarray:
     """Indices of families of members of ``cluster`` with at least one parent in ``cluster``."""
-    cl = list(cluster)
-    return np.flatnonzero(member_families(problem, cl) & problem.pmask[:, cl].any(axis=1))
+    return np.flatnonzero(member_families(problem, cluster) & problem.has_parent_in(cluster))
 
 
 def cluster_excess(problem: FamilyProblem, xval: np.ndarray, cluster) -> float:
@@ -70,7 +69,7 @@ def cut_row(problem: FamilyProblem, cluster) -> tuple[np.ndarray, float | None, 
     """
     cl = list(cluster)
     members = member_families(problem, cl)
-    inter = problem.pmask[:, cl].any(axis=1)
+    inter = problem.has_parent_in(cl)
     inside = np.flatnonzero(members & inter)
     outside = np.flatnonzero(members & ~inter)
     if inside.size <= outside.size:

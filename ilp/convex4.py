@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from ilp.clusters import LPSupport
-from ilp.problem import FamilyProblem
+from ilp.problem import FamilyProblem, offsets
 
 A, B, C, D = 0, 1, 2, 3  # roles
 
@@ -118,5 +118,7 @@ def violated_convex4(problem: FamilyProblem, xval: np.ndarray, *, min_excess: fl
 
 def convex4_row(problem: FamilyProblem, quad) -> np.ndarray:
     """Families on the left-hand side of the inequality of ``quad = (a, b, c, d)`` (rhs 2)."""
-    fa = problem.arrays
-    return np.array(_term_families(problem.pmask, fa.fam_ptr, fa.fam_idx, *quad), dtype=np.int64)
+    fams = np.concatenate([problem.families_of(v) for v in sorted(quad)])  # grouped by child
+    ptr = offsets(np.bincount(problem.child[fams], minlength=problem.n))
+    rows = _term_families(problem.parent_matrix(fams), ptr, np.arange(fams.size), *quad)
+    return fams[np.array(rows, dtype=np.int64)]

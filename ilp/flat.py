@@ -1,8 +1,5 @@
-"""Flat views that the SCIP plugins hand to their compiled (numba) kernels.
+"""Flat views of SCIP variables for the plugins' compiled (numba) kernels.
 
-:class:`FamilyArrays` is a :class:`ilp.problem.FamilyProblem` as CSR integer arrays (numba takes
-neither lists of tuples nor Python-int bit sets, and networks may have thousands of nodes); a
-problem builds it once, as ``problem.arrays``.
 :class:`TransformedVars` caches the transformed copies of a plugin's variables for one solving
 run and reads their LP values and local upper bounds in bulk with the cheapest PySCIPOpt
 accessors (``Variable.getLPSol`` is about six times faster than ``Model.getSolVal(None, v)``).
@@ -10,48 +7,8 @@ accessors (``Variable.getLPSol`` is about six times faster than ``Model.getSolVa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 import numpy as np
 from pyscipopt.scip import Variable
-
-if TYPE_CHECKING:  # ilp.problem builds FamilyArrays
-    from ilp.problem import FamilyProblem
-
-
-@dataclass(frozen=True)
-class FamilyArrays:
-    """Parents of family ``f``: ``par_idx[par_ptr[f]:par_ptr[f + 1]]`` (ascending); families of
-    child ``v`` in ``by_child`` order (decreasing score): ``fam_idx[fam_ptr[v]:fam_ptr[v + 1]]``."""
-
-    n: int
-    child: np.ndarray
-    score: np.ndarray
-    par_ptr: np.ndarray
-    par_idx: np.ndarray
-    fam_ptr: np.ndarray
-    fam_idx: np.ndarray
-
-    @classmethod
-    def of(cls, problem: FamilyProblem) -> FamilyArrays:
-        rows, cols = np.nonzero(problem.pmask)
-        sizes = np.array([fams.size for fams in problem.by_child], dtype=np.int64)
-        return cls(
-            n=problem.n,
-            child=problem.child,
-            score=problem.score,
-            par_ptr=_offsets(np.bincount(rows, minlength=problem.n_families)),
-            par_idx=cols.astype(np.int64),
-            fam_ptr=_offsets(sizes),
-            fam_idx=np.concatenate(problem.by_child).astype(np.int64) if sizes.size else sizes,
-        )
-
-
-def _offsets(sizes: np.ndarray) -> np.ndarray:
-    ptr = np.zeros(sizes.size + 1, dtype=np.int64)
-    np.cumsum(sizes, out=ptr[1:])
-    return ptr
 
 
 class TransformedVars:

@@ -7,7 +7,7 @@ score) whose parents are all still remaining; the next sink is the node whose pr
 the largest ``x*``, ties broken by the least score lost by the other remaining nodes, which may no
 longer use the sink as a parent. Finally every node takes its best-scoring family consistent with
 the order found. With no LP values (all weights 0) the same procedure is a greedy, score-only
-warm start. The search is compiled with numba over :class:`ilp.flat.FamilyArrays`;
+warm start. The search is compiled with numba over the CSR arrays of :class:`ilp.problem.FamilyProblem`;
 :class:`SinksHeur` runs it on LP solutions inside SCIP and, optionally, improves each new DAG by
 the order-based local search of :mod:`ilp.order_search` before offering it to SCIP.
 """
@@ -41,9 +41,10 @@ def _first_fit(ranked, end, start, par_ptr, par_idx, remaining, banned):
 
 
 @njit(cache=True, nogil=True)
-def _sinks(n, score, par_ptr, par_idx, fam_ptr, fam_idx, ranked, w_round):
+def _sinks(n, score, par_ptr, par_idx, fam_ptr, ranked, w_round):
     """``(ok, family per child)`` of sink finding with (rounded) family weights ``w_round``;
-    ``ranked`` is ``fam_idx`` with each child's families by decreasing weight."""
+    ``ranked`` holds each child's families (positions ``fam_ptr[v]:fam_ptr[v + 1]``) by
+    decreasing weight."""
     remaining = np.ones(n, dtype=np.bool_)
     ptr = fam_ptr[:-1].copy()  # position of each node's preferred family in ranked
     damage = np.zeros(n)
@@ -75,8 +76,7 @@ def _sinks(n, score, par_ptr, par_idx, fam_ptr, fam_idx, ranked, w_round):
         removed_at[sink] = step
     chosen = np.empty(n, dtype=np.int64)
     for v in range(n):  # best family whose parents became sinks after v (earlier in the order)
-        for k in range(fam_ptr[v], fam_ptr[v + 1]):
-            f = fam_idx[k]
+        for f in range(fam_ptr[v], fam_ptr[v + 1]):
             q = par_ptr[f]
             while q < par_ptr[f + 1] and removed_at[par_idx[q]] > removed_at[v]:
                 q += 1
@@ -92,12 +92,11 @@ def sinks_dag(problem: FamilyProblem, weights: np.ndarray | None = None) -> list
     ``None`` is returned only when the greedy choice leaves some node with no candidate parent
     set (possible for restricted candidate lists). Weights are compared rounded to 9 decimals.
     """
-    fa = problem.arrays
     w = np.zeros(problem.n_families) if weights is None else np.asarray(weights, dtype=float)
     w_round = np.round(w, 9)
-    # Stable: equal weights keep the by_child order (decreasing score).
-    ranked = fa.fam_idx[np.lexsort((-w_round[fa.fam_idx], fa.child[fa.fam_idx]))]
-    ok, chosen = _sinks(fa.n, fa.score, fa.par_ptr, fa.par_idx, fa.fam_ptr, fa.fam_idx, ranked, w_round)
+    # Stable: equal weights keep the problem's order (decreasing score).
+    ranked = np.lexsort((-w_round, problem.child))
+    ok, chosen = _sinks(problem.n, problem.score, problem.par_ptr, problem.par_idx, problem.fam_ptr, ranked, w_round)
     return chosen.tolist() if ok else None
 
 
@@ -123,8 +122,8 @@ class SinksHeur(Heur):
         (presolving may have fixed or aggregated the others, whose values then follow).
         """
         sol = self.model.createSol(heur)
-        child, parents = self.problem.child, self.problem.parents
-        arcs = [(p, int(child[f])) for f in chosen for p in parents[f]]
+        child, parents_of = self.problem.child, self.problem.parents_of
+        arcs = [(p, int(child[f])) for f in chosen for p in parents_of(f)]
         arcs = [self.arc_pos[a] for a in arcs if a in self.arc_pos]  # none without arc_vars
         for cache, ones in ((self.tx, chosen), (self.tarcs, arcs)):
             if heur is None:

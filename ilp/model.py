@@ -41,21 +41,22 @@ def build_model(problem: FamilyProblem, *, arc_vars: bool = True, set_packing: b
     x = [
         model.addVar(name=f"I({','.join(problem.names[p] for p in ps)}->{problem.names[v]})",
                      vtype="B", obj=float(s))
-        for ps, v, s in zip(problem.parents, problem.child.tolist(), problem.score.tolist())
+        for ps, v, s in zip(map(problem.parents_of, range(problem.n_families)), problem.child.tolist(),
+                            problem.score.tolist())
     ]
     model.setMaximize()
     for v in range(problem.n):
-        model.addCons(quicksum(x[f] for f in problem.by_child[v].tolist()) == 1, name=f"convex({v})")
+        model.addCons(quicksum(x[f] for f in problem.families_of(v).tolist()) == 1, name=f"convex({v})")
 
     arcs = {}
+    arc_families = problem.arc_families()
     if arc_vars:
-        for u, v in problem.arc_pairs():
+        for (u, v), fams in arc_families.items():
             a = model.addVar(name=f"A({problem.names[u]}->{problem.names[v]})", vtype="B")
-            fams = problem.by_child[v][problem.pmask[problem.by_child[v], u]]
             model.addCons(a == quicksum(x[f] for f in fams.tolist()), name=f"arc({u},{v})")
             arcs[(u, v)] = a
 
-    arc_set = set(problem.arc_pairs())
+    arc_set = set(arc_families)
     n_two = 0
     for u, v in sorted(arc_set):
         if u < v and (v, u) in arc_set:

@@ -6,8 +6,8 @@ search). Starting from a topological order of a given DAG, we repeatedly move on
 position that raises the total score the most (an insertion move; moving ``v`` past ``u``
 changes only the families open to ``v`` and ``u``) until no move improves. The result is never
 worse than the DAG it started from, and acyclic by construction. Compiled with numba over
-:class:`ilp.flat.FamilyArrays` (families of each child sorted by decreasing score, so the
-first family that fits is the best).
+the CSR arrays of :class:`ilp.problem.FamilyProblem` (families of each child sorted by
+decreasing score, so the first family that fits is the best).
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ _MIN_GAIN = 1e-9
 
 
 @njit(cache=True, nogil=True)
-def _best(v, pos, limit, extra, banned, fam_ptr, fam_idx, par_ptr, par_idx):
+def _best(v, pos, limit, extra, banned, fam_ptr, par_ptr, par_idx):
     """Best family of ``v`` whose parents ``p`` all have ``p != banned`` and either
     ``pos[p] < limit`` or ``p == extra`` (-1 if none)."""
-    for k in range(fam_ptr[v], fam_ptr[v + 1]):
-        f = fam_idx[k]
+    for f in range(fam_ptr[v], fam_ptr[v + 1]):
         q = par_ptr[f]
         while q < par_ptr[f + 1]:
             p = par_idx[q]
@@ -39,14 +38,14 @@ def _best(v, pos, limit, extra, banned, fam_ptr, fam_idx, par_ptr, par_idx):
 
 
 @njit(cache=True, nogil=True)
-def _search(order, score, fam_ptr, fam_idx, par_ptr, par_idx, max_passes):
+def _search(order, score, fam_ptr, par_ptr, par_idx, max_passes):
     n = order.size
     pos = np.empty(n, dtype=np.int64)
     best = np.empty(n, dtype=np.int64)
     for i in range(n):
         pos[order[i]] = i
     for v in range(n):
-        best[v] = _best(v, pos, pos[v], -1, -1, fam_ptr, fam_idx, par_ptr, par_idx)
+        best[v] = _best(v, pos, pos[v], -1, -1, fam_ptr, par_ptr, par_idx)
     for _ in range(max_passes):
         improved = False
         for v0 in range(n):
@@ -55,9 +54,9 @@ def _search(order, score, fam_ptr, fam_idx, par_ptr, par_idx, max_passes):
             gain, move_to, total = 0.0, i, 0.0
             for j in range(i - 1, -1, -1):  # v jumps ahead of u = order[j]: u may now use v
                 u = order[j]
-                fu = _best(u, pos, pos[u], v, -1, fam_ptr, fam_idx, par_ptr, par_idx)
+                fu = _best(u, pos, pos[u], v, -1, fam_ptr, par_ptr, par_idx)
                 total += score[fu] - score[best[u]]
-                fv = _best(v, pos, j, -1, -1, fam_ptr, fam_idx, par_ptr, par_idx)
+                fv = _best(v, pos, j, -1, -1, fam_ptr, par_ptr, par_idx)
                 if fv < 0:
                     break
                 if total + score[fv] - score[best[v]] > gain + _MIN_GAIN:
@@ -65,11 +64,11 @@ def _search(order, score, fam_ptr, fam_idx, par_ptr, par_idx, max_passes):
             total = 0.0
             for j in range(i + 1, n):  # v falls behind u = order[j]: u loses v
                 u = order[j]
-                fu = _best(u, pos, pos[u], -1, v, fam_ptr, fam_idx, par_ptr, par_idx)
+                fu = _best(u, pos, pos[u], -1, v, fam_ptr, par_ptr, par_idx)
                 if fu < 0:
                     break
                 total += score[fu] - score[best[u]]
-                fv = _best(v, pos, j + 1, -1, -1, fam_ptr, fam_idx, par_ptr, par_idx)
+                fv = _best(v, pos, j + 1, -1, -1, fam_ptr, par_ptr, par_idx)
                 if total + score[fv] - score[best[v]] > gain + _MIN_GAIN:
                     gain, move_to = total + score[fv] - score[best[v]], j
             if move_to != i:
@@ -82,7 +81,7 @@ def _search(order, score, fam_ptr, fam_idx, par_ptr, par_idx, max_passes):
                 for k in range(n):
                     pos[order[k]] = k
                 for w in range(n):
-                    best[w] = _best(w, pos, pos[w], -1, -1, fam_ptr, fam_idx, par_ptr, par_idx)
+                    best[w] = _best(w, pos, pos[w], -1, -1, fam_ptr, par_ptr, par_idx)
         if not improved:
             break
     return best
@@ -91,9 +90,8 @@ def _search(order, score, fam_ptr, fam_idx, par_ptr, par_idx, max_passes):
 def search_orders(problem: FamilyProblem, order, *, max_passes: int = 20) -> tuple[np.ndarray, list[int]]:
     """Insertion moves from ``order`` (at most ``max_passes`` sweeps over the nodes): the final
     order and the best family of each child for it. Every node needs a family fitting ``order``."""
-    fa = problem.arrays
     order = np.array(order, dtype=np.int64)
-    best = _search(order, fa.score, fa.fam_ptr, fa.fam_idx, fa.par_ptr, fa.par_idx, max_passes)
+    best = _search(order, problem.score, problem.fam_ptr, problem.par_ptr, problem.par_idx, max_passes)
     return order, best.tolist()
 
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from graphs.dag import find_cycle
 from hybridbn.errors import HybridBNError
-from ilp.flat import FamilyArrays
 from scores.table import ParentSet, ScoreTable, ScoreTableError
 
 logger = logging.getLogger(__name__)
@@ -34,33 +33,63 @@ class ILPInfeasibleError(ILPInputError):
 
 @dataclass(frozen=True)
 class FamilyProblem:
-    """Families ``f = 0..F-1`` with child ``child[f]``, parents ``parents[f]``, score ``score[f]``.
+    """Families ``f = 0..F-1`` as CSR arrays, grouped by child and, within a child, sorted by
+    decreasing score (ties in table order).
 
-    ``pmask[f, u]`` is True iff ``u`` is a parent in family ``f``; ``by_child[v]`` lists the
-    families of ``v`` (sorted by decreasing score).
+    Family ``f`` is ``par_idx[par_ptr[f]:par_ptr[f + 1]] -> child[f]`` (parents ascending) with
+    local score ``score[f]``; the families of child ``v`` are ``fam_ptr[v] .. fam_ptr[v + 1] - 1``,
+    so the first that fits a constraint is the best. The compiled plugin kernels take these
+    arrays as they are (numba takes neither lists of tuples nor Python-int bit sets).
     """
 
     n: int
     names: list[str]
     child: np.ndarray
-    parents: list[ParentSet]
     score: np.ndarray
-    pmask: np.ndarray
-    by_child: list[np.ndarray]
-
-    @cached_property
-    def arrays(self) -> FamilyArrays:
-        """The families as flat CSR arrays for the compiled plugin kernels (built on first use)."""
-        return FamilyArrays.of(self)
+    par_ptr: np.ndarray
+    par_idx: np.ndarray
+    fam_ptr: np.ndarray
 
     @property
     def n_families(self) -> int:
-        return len(self.parents)
+        return self.child.size
 
-    def arc_pairs(self) -> list[tuple[int, int]]:
-        """Arcs ``u -> v`` that occur in at least one family, sorted."""
-        pu, fv = np.nonzero(self.pmask.T)
-        return sorted({(int(u), int(self.child[f])) for u, f in zip(pu, fv)})
+    def families_of(self, v: int) -> np.ndarray:
+        """Indices of the families of child ``v`` (decreasing score)."""
+        return np.arange(self.fam_ptr[v], self.fam_ptr[v + 1])
+
+    def parents_of(self, f: int) -> ParentSet:
+        """Parent set of family ``f`` (a sorted tuple)."""
+        return tuple(self.par_idx[self.par_ptr[f]:self.par_ptr[f + 1]].tolist())
+
+    @cached_property
+    def member_family(self) -> np.ndarray:
+        """The family of each entry of ``par_idx``."""
+        return np.repeat(np.arange(self.n_families), np.diff(self.par_ptr))
+
+    def has_parent_in(self, nodes) -> np.ndarray:
+        """Boolean mask of the families with at least one parent in ``nodes``."""
+        inside = np.zeros(self.n, dtype=bool)
+        inside[list(nodes)] = True
+        return np.bincount(self.member_family[inside[self.par_idx]], minlength=self.n_families) > 0
+
+    def parent_matrix(self, families: np.ndarray) -> np.ndarray:
+        """Dense parent indicator of ``families``: ``out[i, u]`` iff ``u`` is a parent in ``families[i]``."""
+        out = np.zeros((len(families), self.n), dtype=bool)
+        sizes = self.par_ptr[families + 1] - self.par_ptr[families]
+        rows = np.repeat(np.arange(len(families)), sizes)
+        out[rows, self.par_idx[_ranges(self.par_ptr[families], sizes)]] = True
+        return out
+
+    def arc_families(self) -> dict[tuple[int, int], np.ndarray]:
+        """The families holding each arc ``u -> v`` that occurs in at least one family, by arc
+        (sorted), each list ascending."""
+        heads = self.child[self.member_family]
+        order = np.lexsort((self.member_family, heads, self.par_idx))
+        tails, heads, fams = self.par_idx[order], heads[order], self.member_family[order]
+        starts = np.flatnonzero(np.r_[True, (tails[1:] != tails[:-1]) | (heads[1:] != heads[:-1])])
+        return {(int(tails[i]), int(heads[i])): group
+                for i, group in zip(starts, np.split(fams, starts[1:]))}
 
     def moral_links(self) -> tuple[dict[tuple[int, int], list[int]], dict[tuple[int, int, int], list[int]]]:
         """What makes ``a - b`` (``a < b``) an edge of the moral graph: ``arcs[(a, b)]`` lists the
@@ -68,19 +97,34 @@ class FamilyProblem:
         child ``c`` holding both as parents (at most one family of each list can be chosen)."""
         arcs: dict[tuple[int, int], list[int]] = {}
         spouses: dict[tuple[int, int, int], list[int]] = {}
-        for f, (c, ps) in enumerate(zip(self.child.tolist(), self.parents)):
+        for f, c in enumerate(self.child.tolist()):
+            ps = self.parents_of(f)
             for p in ps:
                 arcs.setdefault((min(p, c), max(p, c)), []).append(f)
-            for a, b in itertools.combinations(sorted(ps), 2):
+            for a, b in itertools.combinations(ps, 2):
                 spouses.setdefault((c, a, b), []).append(f)
         return arcs, spouses
 
     def dag_of(self, fams: Iterable[int]) -> np.ndarray:
         """Boolean adjacency matrix of a choice of families (one per child)."""
+        fams = np.fromiter(fams, dtype=np.int64)
+        sizes = self.par_ptr[fams + 1] - self.par_ptr[fams]
         adj = np.zeros((self.n, self.n), dtype=bool)
-        for f in fams:
-            adj[list(self.parents[f]), self.child[f]] = True
+        adj[self.par_idx[_ranges(self.par_ptr[fams], sizes)], np.repeat(self.child[fams], sizes)] = True
         return adj
+
+
+def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + k)`` over ``zip(starts, sizes)``."""
+    ends = np.cumsum(sizes)
+    return np.arange(ends[-1] if ends.size else 0) - np.repeat(ends - sizes - starts, sizes)
+
+
+def offsets(sizes: np.ndarray) -> np.ndarray:
+    """CSR offsets ``[0, s0, s0 + s1, ...]`` of consecutive groups of the given sizes."""
+    ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    return ptr
 
 
 def _arc_matrix(arcs, n: int, names: list[str], what: str) -> np.ndarray:
@@ -174,17 +218,14 @@ def build_problem(
 
     F = len(parents)
     child_arr = np.array(child, dtype=np.int64)
-    pmask = np.zeros((F, n), dtype=bool)
-    for f, ps in enumerate(parents):
-        pmask[f, list(ps)] = True
-    by_child = [np.flatnonzero(child_arr == v) for v in range(n)]
+    sizes = np.array([len(ps) for ps in parents], dtype=np.int64)
     logger.debug("family problem: n=%d, %d families kept, %d dropped by options", n, F, dropped)
     return FamilyProblem(
         n=n,
         names=names,
         child=child_arr,
-        parents=parents,
         score=np.array(score, dtype=np.float64),
-        pmask=pmask,
-        by_child=by_child,
+        par_ptr=offsets(sizes),
+        par_idx=np.array([p for ps in parents for p in ps], dtype=np.int64),
+        fam_ptr=offsets(np.bincount(child_arr, minlength=n)),
     )

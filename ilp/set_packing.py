@@ -24,7 +24,8 @@ def set_packing_rows(problem: FamilyProblem, min_size: int = 3) -> list[tuple[tu
     """``(C, families)`` for every cluster ``C`` of at least ``min_size`` nodes whose members
     all have a family holding the rest of ``C``; ``families`` lists those families, sorted."""
     by_cluster: dict[tuple[int, ...], dict[int, list[int]]] = {}
-    for f, (v, ps) in enumerate(zip(problem.child.tolist(), problem.parents)):
+    for f, v in enumerate(problem.child.tolist()):
+        ps = problem.parents_of(f)
         for size in range(min_size - 1, len(ps) + 1):
             for rest in itertools.combinations(ps, size):
                 cluster = tuple(sorted((*rest, v)))

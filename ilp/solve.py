@@ -206,7 +206,7 @@ def solve_ilp(
     chosen = [f for f in range(problem.n_families) if model.getSolVal(sol, fm.x[f]) > 0.5]
     parent_sets = [()] * problem.n
     for f in chosen:
-        parent_sets[problem.child[f]] = problem.parents[f]
+        parent_sets[problem.child[f]] = problem.parents_of(f)
     dag = problem.dag_of(chosen)
     if find_cycle(dag) is not None:  # pragma: no cover - guarded by the constraint handler
         raise ILPSolveError("SCIP returned a cyclic graph")

@@ -44,7 +44,7 @@ def dyadic_point(problem, rng, support: int = 4) -> np.ndarray:
     """Convex combination of a few families per child with weights in multiples of 1/16 (so every
     sum of LP values is exact)."""
     x = np.zeros(problem.n_families)
-    for fams in problem.by_child:
+    for fams in map(problem.families_of, range(problem.n)):
         pick = rng.choice(fams, size=min(support, fams.size), replace=False)
         parts = rng.multinomial(16, np.ones(pick.size) / pick.size)
         x[pick] = parts / 16.0

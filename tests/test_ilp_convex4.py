@@ -37,7 +37,7 @@ def _full_problem(n: int):
 
 def _chosen(problem, parent_sets) -> np.ndarray:
     x = np.zeros(problem.n_families)
-    for f, (v, ps) in enumerate(zip(problem.child.tolist(), problem.parents)):
+    for f, (v, ps) in enumerate(zip(problem.child.tolist(), map(problem.parents_of, range(problem.n_families)))):
         x[f] = tuple(ps) == parent_sets[v]
     return x
 
@@ -62,7 +62,7 @@ def test_convex4_is_not_implied_by_cluster_constraints():
     # the LP optimum is 2.5, so the cut is violated by 0.5 (as at alarm's root), and found.
     quad = (0, 1, 2, 3)
     clusters = [c for size in (2, 3, 4) for c in itertools.combinations(range(4), size)]
-    a_ub = [np.isin(FOUR.child, c) & FOUR.pmask[:, list(c)].any(axis=1) for c in clusters]
+    a_ub = [np.isin(FOUR.child, c) & FOUR.has_parent_in(c) for c in clusters]
     a_eq = [FOUR.child == v for v in range(4)]
     cost = np.zeros(FOUR.n_families)
     cost[convex4_row(FOUR, quad)] = -1.0
@@ -116,7 +116,7 @@ def test_set_packing_rows_hold_on_every_dag():
     for cluster, fams in rows:
         assert max(x[fams].sum() for x in DAGS4) == 1
         # exactly the families whose parents hold the rest of the cluster
-        expect = [f for f, (v, ps) in enumerate(zip(FOUR.child.tolist(), FOUR.parents))
+        expect = [f for f, (v, ps) in enumerate(zip(FOUR.child.tolist(), map(FOUR.parents_of, range(FOUR.n_families))))
                   if v in cluster and set(cluster) - {v} <= set(ps)]
         assert fams.tolist() == expect
 

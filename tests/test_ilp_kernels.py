@@ -22,10 +22,11 @@ from ilp.propagation import cycle_closing_families
 # -- references ---------------------------------------------------------------------------------
 def ref_sinks_dag(problem, weights=None):
     n, score = problem.n, problem.score
-    bits = [sum(1 << p for p in ps) for ps in problem.parents]
+    bits = [sum(1 << p for p in ps) for ps in map(problem.parents_of, range(problem.n_families))]
     w = np.zeros(problem.n_families) if weights is None else np.asarray(weights, dtype=float)
     w_round = np.round(w, 9)
-    ranked = [fams[np.argsort(-w_round[fams], kind="stable")].tolist() for fams in problem.by_child]
+    ranked = [fams[np.argsort(-w_round[fams], kind="stable")].tolist()
+              for fams in map(problem.families_of, range(problem.n))]
     w_round = w_round.tolist()
     ptr, remaining, allowed = [0] * n, (1 << n) - 1, [0] * n
 
@@ -47,28 +48,29 @@ def ref_sinks_dag(problem, weights=None):
         damage = dict.fromkeys(alive, 0.0)
         for u in alive:
             f = pref[u]
-            for p in problem.parents[f]:
+            for p in problem.parents_of(f):
                 j = first_fit(u, ptr[u] + 1, outside | (1 << p))
                 damage[p] += (score[f] - score[ranked[u][j]]) if j < len(ranked[u]) else np.inf
         sink = max(alive, key=lambda v: (w_round[pref[v]], -damage[v], -v))
         remaining &= ~(1 << sink)
         allowed[sink] = remaining
         alive.remove(sink)
-    return [next(f for f in problem.by_child[v].tolist() if not bits[f] & ~allowed[v]) for v in range(n)]
+    return [next(f for f in problem.families_of(v).tolist() if not bits[f] & ~allowed[v]) for v in range(n)]
 
 
 def ref_cycle_closing_families(problem, allowed):
     n = problem.n
+    pmask = problem.parent_matrix(np.arange(problem.n_families))
     child = problem.child[allowed]
     counts = np.bincount(child, minlength=n)
     cells = (child[:, None] * n + np.arange(n)).ravel()
-    per_parent = np.bincount(cells, weights=problem.pmask[allowed].ravel(), minlength=n * n).reshape(n, n)
+    per_parent = np.bincount(cells, weights=pmask[allowed].ravel(), minlength=n * n).reshape(n, n)
     reach = ((per_parent == counts[:, None]) & (counts[:, None] > 0)).T
     for k in range(n):
         reach |= reach[:, k:k + 1] & reach[k:k + 1, :]
     if reach.diagonal().any():
         return np.zeros(problem.n_families, dtype=bool), True
-    return allowed & (problem.pmask & reach[problem.child, :]).any(axis=1), False
+    return allowed & (pmask & reach[problem.child, :]).any(axis=1), False
 
 
 def _in_mass(sup, cnt):

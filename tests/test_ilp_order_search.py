@@ -18,7 +18,7 @@ def _best_for_order(problem, order) -> tuple[float, list[int]]:
     pos = {v: i for i, v in enumerate(order)}
     chosen = []
     for v in range(problem.n):
-        fits = [f for f in problem.by_child[v].tolist() if all(pos[p] < pos[v] for p in problem.parents[f])]
+        fits = [f for f in problem.families_of(v).tolist() if all(pos[p] < pos[v] for p in problem.parents_of(f))]
         chosen.append(max(fits, key=lambda f: problem.score[f]) if fits else None)
     if None in chosen:
         return -np.inf, chosen
@@ -39,7 +39,7 @@ def _random_dag_families(problem, rng) -> list[int]:
     pos = {v: i for i, v in enumerate(order)}
     chosen = []
     for v in range(problem.n):
-        fits = [f for f in problem.by_child[v].tolist() if all(pos[p] < pos[v] for p in problem.parents[f])]
+        fits = [f for f in problem.families_of(v).tolist() if all(pos[p] < pos[v] for p in problem.parents_of(f))]
         chosen.append(int(rng.choice(fits)))
     return chosen
 
@@ -73,6 +73,6 @@ def test_improves_the_greedy_warm_start():
 def test_rejects_a_cyclic_start():
     families = [{(): 0.0, (1,): 1.0}, {(): 0.0, (0,): 1.0}]
     problem = build_problem(ScoreTable(n_vars=2, families=families))
-    cyclic = [int(f) for v in range(2) for f in problem.by_child[v] if problem.parents[f]]
+    cyclic = [int(f) for v in range(2) for f in problem.families_of(v) if problem.parents_of(f)]
     with pytest.raises(ValueError, match="cycle"):
         improve_by_order(problem, cyclic)

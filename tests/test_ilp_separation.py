@@ -19,7 +19,7 @@ from ilp.subip import subip_clusters
 def _fractional_point(problem, rng, support: int = 3) -> np.ndarray:
     """Convex combination of a few families per child (satisfies convexity)."""
     x = np.zeros(problem.n_families)
-    for fams in problem.by_child:
+    for fams in map(problem.families_of, range(problem.n)):
         pick = rng.choice(fams, size=min(support, fams.size), replace=False)
         x[pick] = rng.dirichlet(np.ones(pick.size))
     return x
@@ -61,7 +61,7 @@ def test_integral_cycle_is_a_violated_cluster():
     # Families 0 <- 1, 1 <- 2, 2 <- 0 form a 3-cycle; others take the empty set.
     x = np.zeros(problem.n_families)
     want = {0: (1,), 1: (2,), 2: (0,), 3: (), 4: ()}
-    for f, (v, ps) in enumerate(zip(problem.child.tolist(), problem.parents)):
+    for f, (v, ps) in enumerate(zip(problem.child.tolist(), map(problem.parents_of, range(problem.n_families)))):
         if want[v] == ps:
             x[f] = 1.0
     assert cluster_excess(problem, x, (0, 1, 2)) == pytest.approx(1.0)

@@ -128,8 +128,8 @@ def test_bounded_dag_repair_keeps_order_and_width():
     assert is_acyclic(dag)
     assert not (moral_graph(dag) & ~H).any()
     assert treewidth_exact(H).width <= 2
-    assert all(len(problem.parents[f]) <= 2 for f in chosen)
-    assert all(set(problem.parents[f]) <= set(order[: order.index(v)]) for v, f in enumerate(chosen))
+    assert all(len(problem.parents_of(f)) <= 2 for f in chosen)
+    assert all(set(problem.parents_of(f)) <= set(order[: order.index(v)]) for v, f in enumerate(chosen))
     free, _ = bounded_dag(problem, order, 5)  # no bound: the best family consistent with the order
     for v, f in enumerate(free):
         prefix = set(order[: order.index(v)])

@@ -55,8 +55,8 @@ def bounded_dag(problem: FamilyProblem, order: list[int], k: int):
     placed = np.zeros(n, dtype=bool)
     chosen = [-1] * n
     for v in order:
-        for f in problem.by_child[v].tolist():
-            ps = list(problem.parents[f])
+        for f in problem.families_of(v).tolist():
+            ps = list(problem.parents_of(f))
             if len(ps) > k or not placed[ps].all():
                 continue
             trial = moral.copy()
