@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from pipeline.cache import Artifact, StageCache
+from pipeline.cache import Artifact, NotCached, StageCache
 from pipeline.config import RunConfig
 
 logger = logging.getLogger(__name__)
@@ -45,12 +45,13 @@ def resample_stage(cache: StageCache, cfg: RunConfig, data: Artifact, replicate:
 
 
 def learn_replicate(cfg: RunConfig, cache_root: str, cache_enabled: bool, data: Artifact,
-                    replicate: int) -> tuple[np.ndarray, str]:
+                    replicate: int, read_only: bool = False) -> tuple[np.ndarray, str]:
     """Learn the network of one resample (restriction, scores, solve); returns its DAG and the
-    solver's status (a picklable job for the local pool and Dask)."""
+    solver's status (a picklable job for the local pool and Dask). ``read_only``: only read it
+    from the cache (:class:`pipeline.cache.NotCached` when some stage is missing)."""
     from pipeline.stages import STAGES, dag_of, model_stages
 
-    cache = StageCache(cache_root, enabled=cache_enabled)
+    cache = StageCache(cache_root, enabled=cache_enabled, read_only=read_only)
     arts = {"data": resample_stage(cache, cfg, data, replicate)}
     model_stages(arts, cache, cfg, STAGES.index("solve"))
     return dag_of(arts["solve"]), str(arts["solve"].meta["result"]["status"])
@@ -136,22 +137,23 @@ def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     from pipeline.executors import LocalExecutor
     from pipeline.stages import names_of
 
-    local = LocalExecutor(jobs) if executor is None else None
     root = str(cache.root.resolve())
-    tasks = [(cfg, root, cache.enabled, data, b) for b in range(cfg.bootstrap)]
-    results: dict[int, tuple[np.ndarray, str]] = {}
+    results = cached_replicates(cfg, root, data) if cache.enabled else {}
+    tasks = [(cfg, root, cache.enabled, data, b) for b in range(cfg.bootstrap) if b not in results]
+    local = LocalExecutor(jobs) if executor is None and tasks else None
     names = names_of(data)
     try:
-        with tqdm(total=len(tasks), desc="bootstrap", unit="network", disable=not progress) as bar:
-            for b, result, exc in (executor or local).map_unordered(learn_replicate, tasks):
+        with tqdm(total=cfg.bootstrap, initial=len(results), desc="bootstrap", unit="network",
+                  disable=not progress) as bar:
+            for i, result, exc in (executor or local).map_unordered(learn_replicate, tasks) if tasks else ():
                 if exc is not None:
                     raise exc
-                results[b] = result
+                results[tasks[i][-1]] = result
                 bar.update()
     finally:
         if local is not None:
             local.close()
-    cpdags = [dag_to_cpdag(results[b][0]) for b in range(len(tasks))]
+    cpdags = [dag_to_cpdag(results[b][0]) for b in range(cfg.bootstrap)]
     strength, direction = arc_strengths(cpdags)
     if cfg.threshold is None:
         threshold, rule = inclusion_threshold(pair_strengths(strength)), "Scutari & Nagarajan 2013"
@@ -160,8 +162,20 @@ def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     averaged = averaged_network(strength, direction, threshold)
     truth = data.meta.get("network")
     return BootstrapResult(names, strength, direction, threshold, rule, averaged,
-                           [results[b][1] for b in range(len(tasks))], cfg.seed,
+                           [results[b][1] for b in range(cfg.bootstrap)], cfg.seed,
                            None if truth is None else evaluate_averaged(averaged, truth))
+
+
+def cached_replicates(cfg: RunConfig, cache_root: str, data: Artifact) -> dict[int, tuple[np.ndarray, str]]:
+    """The replicates whose stages are all in the cache, read in this process, so that a rerun
+    starts no worker process (keyed by replicate number, as :func:`learn_replicate` returns them)."""
+    found = {}
+    for b in range(cfg.bootstrap):
+        try:
+            found[b] = learn_replicate(cfg, cache_root, True, data, b, read_only=True)
+        except NotCached:
+            pass
+    return found
 
 
 def evaluate_averaged(averaged: np.ndarray, network: str) -> dict[str, Any]:

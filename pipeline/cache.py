@@ -157,12 +157,18 @@ def manifest_checksum(manifest: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-class StageCache:
-    """Parquet + manifest cache rooted at ``root``; ``enabled=False`` never reads nor writes."""
+class NotCached(HybridBNError, LookupError):
+    """A read-only cache (``StageCache(..., read_only=True)``) lacks an artifact it was asked for."""
 
-    def __init__(self, root: str | os.PathLike | None = None, enabled: bool = True):
+
+class StageCache:
+    """Parquet + manifest cache rooted at ``root``; ``enabled=False`` never reads nor writes;
+    ``read_only=True`` reads, and raises :class:`NotCached` where it would have to compute."""
+
+    def __init__(self, root: str | os.PathLike | None = None, enabled: bool = True, read_only: bool = False):
         self.root = resolve_cache_dir(root)
         self.enabled = enabled
+        self.read_only = read_only
 
     def check_writable(self) -> None:
         """Raise :class:`CacheError` (one-line message) unless the root can be created and written."""
@@ -298,6 +304,8 @@ class StageCache:
         if hit is not None:
             logger.debug("cache hit %s/%s", stage, key)
             return hit
+        if self.read_only:
+            raise NotCached(f"{stage}/{key} is not in the cache {self.root}")
         if prepare is not None:
             prepare()
         start = time.perf_counter()

@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 
 import hybridbn
+import pipeline.bootstrap
+import pipeline.executors
 import pipeline.stages
 from graphs.averaging import (arc_strengths, averaged_network, inclusion_threshold, pair_strengths,
                               strength_frame)
@@ -105,6 +107,29 @@ def test_bootstrap_is_deterministic_for_a_seed_and_a_rerun_is_fully_cached(asia_
     again = learn_boot(asia_cache)
     np.testing.assert_array_equal(first.strength, again.strength)
     np.testing.assert_array_equal(first.averaged, again.averaged)
+
+
+def test_a_cached_rerun_starts_no_worker_process(asia_cache, monkeypatch):
+    first = learn_boot(asia_cache)
+    monkeypatch.setattr(pipeline.executors, "_worker_pool", lambda jobs: pytest.fail("a worker pool was started"))
+    again = learn_boot(asia_cache, n_jobs=2)
+    np.testing.assert_array_equal(first.strength, again.strength)
+    assert again.statuses == first.statuses
+
+
+def test_only_the_missing_replicates_are_learned(tmp_path, monkeypatch):
+    hybridbn.learn("asia", rows=300, seed=1, bootstrap=2, cache_dir=tmp_path)
+    computed = []
+    learn = pipeline.bootstrap.learn_replicate
+
+    def recording(*args, read_only=False):
+        if not read_only:
+            computed.append(args[-1])
+        return learn(*args, read_only=read_only)
+
+    monkeypatch.setattr(pipeline.bootstrap, "learn_replicate", recording)
+    assert learn_boot(tmp_path).replicates == 3
+    assert computed == [2]
 
 
 def test_pool_and_serial_bootstrap_give_identical_strengths(asia_cache, tmp_path):
