@@ -33,7 +33,7 @@ from bayesnet.catalog import load_network  # noqa: E402
 from bayesnet.sampling import forward_sample  # noqa: E402
 from constraints.citests import CITest  # noqa: E402
 from constraints.cops import cops_and_robbers, independence_oracle, learn_cops  # noqa: E402
-from constraints.cops_compare import run_pc  # noqa: E402
+from cops_pc_baseline import run_pc  # noqa: E402
 from graphs.dsep import DSeparation  # noqa: E402
 from graphs.metrics import shd  # noqa: E402
 from graphs.moral import moral_graph  # noqa: E402

@@ -132,7 +132,7 @@ def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, prog
 
 def orient_v_structures(skeleton: np.ndarray, sepsets: dict[tuple[int, int], list[int]]) -> np.ndarray:
     """PDAG from a skeleton by orienting unshielded colliders (first orientation wins; the
-    cops' :func:`constraints.cops_postprocess.orient_v_structures_dropping_conflicts` instead
+    cops' :func:`constraints.cops.postprocess.orient_v_structures_dropping_conflicts` instead
     drops both arcs of an edge two colliders orient opposite ways)."""
     A = np.asarray(skeleton, dtype=bool).copy()
     n = A.shape[0]

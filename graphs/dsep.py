@@ -4,7 +4,7 @@
 :meth:`DSeparation.separated` takes node lists and validates them; the bit-set methods
 :meth:`DSeparation.separated_bits` and :meth:`DSeparation.connected_bits` take a conditioning
 set as an int bit set and answer many queries of one source at once, for callers that issue
-millions of queries (the cops-and-robbers learner's exact oracle, ``constraints.cops_oracle``).
+millions of queries (the cops-and-robbers learner's exact oracle, ``constraints.cops.oracle``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Bit operations on ``uint64`` words for numba kernels (LLVM intrinsics, one instruction each on x86-64).
 
 Shared by the compiled bit-set code: the counting kernels of ``scores.counts`` and the exact-oracle
-engine of the cops-and-robbers learner (``constraints.cops_engine``).
+engine of the cops-and-robbers learner (``constraints.cops.engine``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from helpers import cops_fingerprint, hashed_oracle, lauritzen_separated
 from bayesnet.catalog import load_network
 from constraints.citests import DSeparationOracle
 from constraints.cops import cops_and_robbers
-from constraints.cops_oracle import BitsetIndependence, CountingOracle, OracleTimeout
+from constraints.cops.oracle import BitsetIndependence, CountingOracle, OracleTimeout
 from graphs.bitsets import bits, to_mask, to_tuple
 from graphs.dsep import DSeparation
 from graphs.random_graphs import random_dag

@@ -1,7 +1,7 @@
-"""The compiled exact-oracle engine of the cops learner (``constraints.cops_engine``).
+"""The compiled exact-oracle engine of the cops learner (``constraints.cops.engine``).
 
 Its runs must equal, in every query count, bag and orientation, the runs of the Python solver
-(``constraints.cops_solver.CopsSolver`` over ``constraints.cops_oracle.CountingOracle``) on the
+(``constraints.cops.solver.CopsSolver`` over ``constraints.cops.oracle.CountingOracle``) on the
 same d-separation oracle; counting in passes must add up to the single-pass counts.
 """
 
@@ -13,8 +13,8 @@ from helpers import cops_fingerprint
 
 from bayesnet.catalog import load_network
 from constraints.cops import cops_and_robbers
-from constraints.cops_engine import MAX_ENGINE_VARS, MAX_PASSES, ExactCountingOracle
-from constraints.cops_oracle import CountingOracle
+from constraints.cops.engine import MAX_ENGINE_VARS, MAX_PASSES, ExactCountingOracle
+from constraints.cops.oracle import CountingOracle
 from graphs.dsep import DSeparation
 from graphs.random_graphs import random_dag
 

@@ -9,7 +9,6 @@ import pytest
 
 from bayesnet.catalog import load_network
 from constraints.cops import cops_and_robbers
-from constraints.cops_compare import run_pc
 from graphs.dsep import DSeparation
 from graphs.moral import moral_graph
 from graphs.pdag import dag_to_cpdag
@@ -110,16 +109,6 @@ def test_benchmark_networks(name):
 @pytest.mark.parametrize("name", ["alarm", "mildew", "insurance"])
 def test_benchmark_networks_slow(name):
     assert_learns_truth(load_network(name).adjacency)
-
-
-def test_pc_baseline_counts_and_cpdag():
-    A = load_network("asia").adjacency
-    pc = run_pc(dsep_oracle(A), A.shape[0])
-    assert pc.status == "ok"
-    assert np.array_equal(pc.cpdag, dag_to_cpdag(A))
-    assert sum(pc.tests_by_order) == pc.n_distinct_tests
-    # PC's largest conditioning set is below the maximum degree
-    assert len(pc.tests_by_order) - 1 <= int((A | A.T).sum(axis=1).max()) - 1
 
 
 def test_few_hundred_nodes_low_treewidth():

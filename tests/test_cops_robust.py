@@ -17,8 +17,8 @@ from constraints.cops import (
     independence_oracle,
     learn_cops,
 )
-from constraints.cops_oracle import CountingOracle, OracleTimeout
-from constraints.cops_solver import ComponentSearch, find_components, learn_decomposition
+from constraints.cops.oracle import CountingOracle, OracleTimeout
+from constraints.cops.solver import ComponentSearch, find_components, learn_decomposition
 from graphs.dsep import DSeparation
 from graphs.metrics import shd
 from graphs.pdag import dag_to_cpdag

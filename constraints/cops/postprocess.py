@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphs.bitsets import bits, submasks_increasing
-from constraints.cops_oracle import CountingOracle
+from constraints.cops.oracle import CountingOracle
 
 
 def maximal_bags(bags: list[int]) -> list[int]:

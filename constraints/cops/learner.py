@@ -25,16 +25,16 @@ import numpy as np
 
 from graphs.bitsets import bits, to_mask, to_tuple
 from constraints.citests import CITest
-from constraints.cops_engine import MAX_ENGINE_VARS, MAX_PASSES, EngineSolver, ExactCountingOracle
-from constraints.cops_oracle import BitsetIndependence, CountingOracle, IndepFn, OracleTimeout
-from constraints.cops_postprocess import (
+from constraints.cops.engine import MAX_ENGINE_VARS, MAX_PASSES, EngineSolver, ExactCountingOracle
+from constraints.cops.oracle import BitsetIndependence, CountingOracle, IndepFn, OracleTimeout
+from constraints.cops.postprocess import (
     adjacency_matrix,
     bag_supergraph,
     maximal_bags,
     orient_v_structures_dropping_conflicts,
     prune_skeleton,
 )
-from constraints.cops_solver import ComponentSearch, CopsSolver, WidthLimitExceeded, learn_decomposition
+from constraints.cops.solver import ComponentSearch, CopsSolver, WidthLimitExceeded, learn_decomposition
 from constraints.restriction import PairLog, Restriction
 from graphs.dsep import DSeparation
 from graphs.pdag import meek_closure
@@ -119,10 +119,10 @@ def cops_and_robbers(
     every ``check_every`` oracle calls; a run past it returns ``status="timeout"``.
 
     ``indep`` is ``indep(x, y, S) -> bool`` (True = independent, ``S`` a sorted tuple) or a
-    :class:`constraints.cops_oracle.BitsetIndependence` such as ``graphs.dsep.DSeparation(dag)``
+    :class:`constraints.cops.oracle.BitsetIndependence` such as ``graphs.dsep.DSeparation(dag)``
     (the exact oracle; much faster, as whole EXTRACTCOMPONENT scans are answered at once).  Both
     give the same queries, counts and results.  A ``DSeparation`` over at most
-    ``cops_engine.MAX_ENGINE_VARS`` nodes runs on the compiled engine (same queries, counts and
+    ``constraints.cops.engine.MAX_ENGINE_VARS`` nodes runs on the compiled engine (same queries, counts and
     results again; the clock is checked between batches of steps instead of every
     ``check_every`` calls), whose tables take about ``memory_budget`` bytes (default: 60 % of the
     memory available); a run that needs more counts in several passes (``counting_passes``),
@@ -180,7 +180,7 @@ def _run(oracle, solver_factory, n_vars: int, max_k: int | None, start: float) -
 
 def _exact_run(ds: DSeparation, max_k: int | None, deadline: float | None,
                memory_budget: int | None, passes: int, start: float) -> CopsResult:
-    """The run on the compiled engine (``constraints.cops_engine``), counting in passes if needed.
+    """The run on the compiled engine (``constraints.cops.engine``), counting in passes if needed.
 
     The search does not depend on the counts.  Pass ``p`` of ``passes`` counts the conditioning
     sets whose hash is ``p`` mod ``passes``; a pass whose bitmaps outgrow ``memory_budget`` keeps
@@ -322,14 +322,3 @@ def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
                             {"alpha": alpha, "time_limit": time_limit})
     return restriction, result
 
-
-__all__ = [
-    "CopsInputError",
-    "CopsResult",
-    "MAX_VARS",
-    "contract_decomposition",
-    "cops_and_robbers",
-    "cops_restriction",
-    "independence_oracle",
-    "learn_cops",
-]

@@ -1,7 +1,7 @@
 """PC baseline with the cops learner's test counting, for the comparison of Figure 1.
 
 Runs ``constraints.pc.pc`` (original, non-stable PC) on an independence oracle
-``indep(x, y, S) -> bool`` through :class:`constraints.cops_oracle.CountingOracle`, so both
+``indep(x, y, S) -> bool`` through :class:`constraints.cops.oracle.CountingOracle`, so both
 algorithms' distinct tests are counted the same way (symmetric key, per ``|S|``) and both obey a
 time limit.  The PC search order itself is ``constraints.pc``'s, which differs from the authors'
 PC in the order of pairs and of conditioning sets (see ``docs/cops.md``).
@@ -16,7 +16,7 @@ import numpy as np
 
 from graphs.bitsets import to_mask
 from constraints.citests import CIResult
-from constraints.cops_oracle import BitsetIndependence, CountingOracle, IndepFn, OracleTimeout
+from constraints.cops.oracle import BitsetIndependence, CountingOracle, IndepFn, OracleTimeout
 from constraints.pc import pc
 
 

@@ -7,7 +7,7 @@ from marginal tests, then for each component a fresh solver per width bound k = 
 k + 1 cops win, and the tree decomposition replayed from the memo tables of the winning solver.
 
 Node sets are bit sets (``graphs.bitsets``).  The independence oracle is a
-:class:`constraints.cops_oracle.CountingOracle` shared by the whole run.  The semi-invariant
+:class:`constraints.cops.oracle.CountingOracle` shared by the whole run.  The semi-invariant
 R' <- R' & R of section 4.2 is always applied; with an exact oracle it never changes R'.
 """
 
@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from graphs.bitsets import bits, lowest
-from constraints.cops_oracle import CountingOracle
+from constraints.cops.oracle import CountingOracle
 from hybridbn.errors import HybridBNError
 
 logger = logging.getLogger(__name__)
@@ -229,7 +229,7 @@ def learn_decomposition(
     Components are solved for k = 1, 2, ... (a fresh solver each time); a single-vertex
     component is one bag of width 0.  The per-component trees are joined into one tree by
     linking each component's root to the first root.  ``solver_factory(oracle, verts, k)`` makes
-    the solvers (``constraints.cops_engine.EngineSolver`` for the compiled exact oracle).
+    the solvers (``constraints.cops.engine.EngineSolver`` for the compiled exact oracle).
     """
     bags: list[int] = []
     edges: list[tuple[int, int]] = []

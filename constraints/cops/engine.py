@@ -1,7 +1,7 @@
 """Compiled cops-and-robbers search with the exact d-separation oracle (networks of up to 128 nodes).
 
 Talvitie & Parviainen, section 3.1, Algorithm 1 (PRESOLVE, SOLVE, EXTRACTCOMPONENT) as
-:class:`constraints.cops_solver.CopsSolver` runs it, with the same iteration orders, the same
+:class:`constraints.cops.solver.CopsSolver` runs it, with the same iteration orders, the same
 queries and the same distinct-test counts (``docs/references.md``, cops-and-robbers test counting),
 but in numba kernels: node sets are two ``uint64`` words, the memo tables are open-addressing hash
 tables in numpy arrays, and the PRESOLVE/SOLVE recursion is an explicit stack, so a search can be
@@ -28,8 +28,8 @@ import time
 import numpy as np
 from numba import njit
 
-from constraints.cops_oracle import OracleTimeout
-from constraints.cops_solver import DecompositionReplay
+from constraints.cops.oracle import OracleTimeout
+from constraints.cops.solver import DecompositionReplay
 from graphs.dsep import DSeparation
 from graphs.word_bits import popcount, trailing_zeros
 
@@ -615,7 +615,7 @@ def default_memory_budget() -> int:
 
 
 class ExactCountingOracle:
-    """:class:`constraints.cops_oracle.CountingOracle` for the exact oracle, in compiled tables.
+    """:class:`constraints.cops.oracle.CountingOracle` for the exact oracle, in compiled tables.
 
     Counts exactly as ``CountingOracle(ds)`` for ``ds = graphs.dsep.DSeparation(dag)`` (one bitmap
     of asked pairs per conditioning set) and answers by d-separation in the DAG, recomputed on
@@ -625,7 +625,7 @@ class ExactCountingOracle:
     they are touched.  When those are full the pass halves its share of the sets and appends the
     other half, ``(part, n_parts)``, to ``later_passes``; a ``MemoryError`` when that would take
     more than ``MAX_PASSES`` passes.  Past ``deadline``
-    (``time.monotonic()``) the calls raise :class:`constraints.cops_oracle.OracleTimeout`.
+    (``time.monotonic()``) the calls raise :class:`constraints.cops.oracle.OracleTimeout`.
     """
 
     def __init__(self, ds: DSeparation, *, part: int = 0, n_parts: int = 1,
