@@ -79,8 +79,7 @@ def start_solution(parent_sets: Sequence[Sequence[int]]):
 
     def extend(fm) -> list:
         problem = fm.problem
-        family = {(int(c), tuple(int(p) for p in ps)): f
-                  for f, (c, ps) in enumerate(zip(problem.child.tolist(), problem.parents))}
+        family = {(c, problem.parents_of(f)): f for f, c in enumerate(problem.child.tolist())}
         chosen = [family.get((v, tuple(int(p) for p in ps))) for v, ps in enumerate(parent_sets)]
         if len(parent_sets) != problem.n or None in chosen:
             logger.warning("the stored incumbent does not fit this problem; solving without it")

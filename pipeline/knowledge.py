@@ -347,9 +347,9 @@ def ilp_options(know: KnowledgeMatrices) -> dict:
 
             problem = fm.problem
             for u, v in pairs:
-                families = [f for f, (c, ps) in enumerate(zip(problem.child.tolist(), problem.parents))
-                            if (c == v and u in ps) or (c == u and v in ps)]
-                fm.model.addCons(quicksum(fm.x[f] for f in families) >= 1, name=f"adjacent({u},{v})")
+                families = np.flatnonzero(((problem.child == v) & problem.has_parent_in([u]))
+                                          | ((problem.child == u) & problem.has_parent_in([v])))
+                fm.model.addCons(quicksum(fm.x[f] for f in families.tolist()) >= 1, name=f"adjacent({u},{v})")
             return []
 
         options["extend"] = extend
