@@ -13,7 +13,8 @@ from helpers import cops_fingerprint
 
 from bayesnet.catalog import load_network
 from constraints.cops import cops_and_robbers
-from constraints.cops.engine import MAX_ENGINE_VARS, MAX_PASSES, ExactCountingOracle
+from constraints.cops.exact_oracle import MAX_PASSES, ExactCountingOracle
+from constraints.cops.node_words import MAX_ENGINE_VARS
 from constraints.cops.oracle import CountingOracle
 from graphs.dsep import DSeparation
 from graphs.random_graphs import random_dag

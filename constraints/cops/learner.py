@@ -25,7 +25,9 @@ import numpy as np
 
 from graphs.bitsets import bits, to_mask, to_tuple
 from constraints.citests import CITest
-from constraints.cops.engine import MAX_ENGINE_VARS, MAX_PASSES, EngineSolver, ExactCountingOracle
+from constraints.cops.engine import EngineSolver
+from constraints.cops.exact_oracle import MAX_PASSES, ExactCountingOracle
+from constraints.cops.node_words import MAX_ENGINE_VARS
 from constraints.cops.oracle import BitsetIndependence, CountingOracle, IndepFn, OracleTimeout
 from constraints.cops.postprocess import (
     adjacency_matrix,
@@ -122,7 +124,7 @@ def cops_and_robbers(
     :class:`constraints.cops.oracle.BitsetIndependence` such as ``graphs.dsep.DSeparation(dag)``
     (the exact oracle; much faster, as whole EXTRACTCOMPONENT scans are answered at once).  Both
     give the same queries, counts and results.  A ``DSeparation`` over at most
-    ``constraints.cops.engine.MAX_ENGINE_VARS`` nodes runs on the compiled engine (same queries, counts and
+    ``constraints.cops.node_words.MAX_ENGINE_VARS`` nodes runs on the compiled engine (same queries, counts and
     results again; the clock is checked between batches of steps instead of every
     ``check_every`` calls), whose tables take about ``memory_budget`` bytes (default: 60 % of the
     memory available); a run that needs more counts in several passes (``counting_passes``),
