@@ -1,15 +1,18 @@
 """Declarations of the CI tests and the restriction methods (see :mod:`hybridbn.options`).
 
 A CI-test restriction's ``run(test, n, settings, *, keep, progress, n_jobs, executor,
-n_groups)`` takes the run's CI test (:class:`constraints.citests.CITest`), the number of
-variables and the run's settings (anything with the declared parameters as attributes, e.g.
-a :class:`pipeline.config.RunConfig`), never tests the pairs of ``keep``, and returns the
-:class:`constraints.restriction.Restriction` with a dict of extra metadata.  The sparse
+n_groups, deadline)`` takes the run's CI test (:class:`constraints.citests.CITest`), the number
+of variables and the run's settings (anything with the declared parameters as attributes, e.g.
+a :class:`pipeline.config.RunConfig`), never tests the pairs of ``keep``, stops at a passed
+``deadline`` (:class:`hybridbn.deadline.Deadline`, ``--budget``) with a superset of its skeleton
+and status ``timeout``, and returns the :class:`constraints.restriction.Restriction` with a dict
+of extra metadata.  The sparse
 candidate restriction (no CI test) is declared in :mod:`scores.methods`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hybridbn.options import FLOAT, INT, SECONDS, Choice, Method, Param
@@ -43,35 +46,44 @@ def ci_test(data, arities, settings):
     return CITest(data, arities, statistic=settings.test)
 
 
-def run_pc(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, executor=None, n_groups=1):
+def run_pc(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, executor=None, n_groups=1,
+           deadline=None):
     """PC-stable skeleton (Spirtes et al. 2000; Colombo & Maathuis 2014), batched."""
     from constraints.pc import pc_skeleton
 
     return pc_skeleton(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress,
-                       n_jobs=n_jobs, executor=executor, n_groups=n_groups, keep=keep), {}
+                       n_jobs=n_jobs, executor=executor, n_groups=n_groups, keep=keep, deadline=deadline), {}
 
 
-def run_pmms(test, n: int, settings, *, keep=None, progress=False, **_parallel: Any):
+def run_pmms(test, n: int, settings, *, keep=None, progress=False, deadline=None, **_parallel: Any):
     """Polynomial Max-Min Skeleton (one thread)."""
     from constraints.pmms import pmms
 
-    return pmms(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress, keep=keep), {}
+    return pmms(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress, keep=keep,
+                deadline=deadline), {}
 
 
-def run_mmpc(test, n: int, settings, *, keep=None, progress=False, **_parallel: Any):
+def run_mmpc(test, n: int, settings, *, keep=None, progress=False, deadline=None, **_parallel: Any):
     """Max-Min Parents and Children (Tsamardinos et al. 2006; one thread)."""
     from constraints.pmms import mmpc
 
-    return mmpc(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress, keep=keep), {}
+    return mmpc(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress, keep=keep,
+                deadline=deadline), {}
 
 
-def run_cops(test, n: int, settings, *, keep=None, **_parallel: Any):
+def run_cops(test, n: int, settings, *, keep=None, deadline=None, **_parallel: Any):
     """Cops-and-robbers (Talvitie & Parviainen); the tree decomposition it found goes into the
-    metadata (``bags``, ``tree_edges``, ``treewidth``) for ``--within-bags``."""
+    metadata (``bags``, ``tree_edges``, ``treewidth``) for ``--within-bags``.  The cops take a
+    time limit: ``--cops-time-limit`` or what is left before ``deadline``, whichever is shorter."""
     from constraints.cops import cops_restriction
 
-    restriction, found = cops_restriction(test, n, alpha=settings.alpha, time_limit=settings.cops_time_limit,
-                                          keep=keep)
+    time_limit = settings.cops_time_limit
+    if deadline is not None:  # a positive limit: a passed deadline stops them at their first check
+        left = max(deadline.remaining(), 1e-6)
+        time_limit = left if time_limit is None else min(time_limit, left)
+    restriction, found = cops_restriction(test, n, alpha=settings.alpha, time_limit=time_limit, keep=keep)
+    if found.status == "timeout":
+        restriction = replace(restriction, status="timeout")
     td = found.tree_decomposition
     meta: dict[str, Any] = {"cops_status": found.status, "treewidth": found.k}
     if td is not None:

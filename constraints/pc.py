@@ -7,7 +7,10 @@ adjacent pair ``u < v`` (lexicographic), test ``u _||_ v | S`` for ``S`` in
 remove the edge at the first ``p > alpha``.  With ``stable=True`` the adjacency sets are frozen
 at the start of each level (order-independent skeleton); ``stable=False`` is the original PC
 using the live adjacencies.  The level loop stops when no adjacent pair has ``l`` other
-neighbours on either side, or after ``max_order``.
+neighbours on either side, or after ``max_order``, or at a passed ``deadline``: checked before
+each pair (one test call at a time) or each compiled batch of ``_BATCH_PAIRS`` pairs (before a
+level on an executor); the pairs not yet reached stay adjacent, and since every removal made is
+one the full run makes, the skeleton is a superset of the full run's (status ``timeout``).
 
 Records follow :mod:`constraints.restriction`: the largest p-value seen on each pair and its
 set; for a removed edge that is exactly the separating set that removed it.
@@ -34,6 +37,7 @@ from constraints.citest_batch import TestSettings, compute_threads, pc_level, pc
 from constraints.citests import CITest
 from constraints.restriction import PairLog, Restriction
 from graphs.pdag import meek_closure
+from hybridbn.deadline import Deadline, passed
 from hybridbn.errors import HybridBNError
 
 logger = logging.getLogger(__name__)
@@ -56,7 +60,7 @@ def check_alpha_order(alpha: float, max_order: int | None) -> None:
 def pc_skeleton(test, n_vars: int, alpha: float = 0.05, max_order: int | None = None,
                 stable: bool = True, progress: bool = False, batched: bool = True,
                 n_jobs: int = 1, keep: np.ndarray | None = None, executor=None,
-                n_groups: int = 1) -> Restriction:
+                n_groups: int = 1, deadline: Deadline | None = None) -> Restriction:
     """PC skeleton search; returns the :class:`Restriction` (allowed = learned skeleton).
 
     PC-stable with a :class:`~constraints.citests.CITest` runs each level in compiled batches
@@ -65,7 +69,8 @@ def pc_skeleton(test, n_vars: int, alpha: float = 0.05, max_order: int | None = 
     each a slice of the level's pairs; ``batched=False``, ``stable=False`` or another test (an
     oracle) asks the test one call at a time.  All give the same skeleton, records and counts.
     The pairs of ``keep`` (symmetric) are never tested and stay adjacent
-    (:class:`~constraints.restriction.PairLog`).
+    (:class:`~constraints.restriction.PairLog`). A passed ``deadline`` stops the search (see the
+    module docstring).
     """
     check_alpha_order(alpha, max_order)
     start = time.perf_counter()
@@ -76,24 +81,32 @@ def pc_skeleton(test, n_vars: int, alpha: float = 0.05, max_order: int | None = 
                             n_groups=n_groups)
     else:
         run_level = partial(_level, stable=stable)
-    level = 0
+    level, status = 0, "ok"
     while max_order is None or level <= max_order:
         if not any(len(np.flatnonzero(adj[x])) - 1 >= level for x in range(n_vars)):
             break
         with compute_threads(n_jobs):
-            run_level(log, adj, level, alpha, progress=progress)
+            finished = run_level(log, adj, level, alpha, progress=progress, deadline=deadline)
         logger.debug("PC order %d: %d edges left", level, int(np.triu(adj, 1).sum()))
+        if not finished:
+            status = "timeout"
+            logger.debug("PC stopped by its deadline at order %d", level)
+            break
         level += 1
     return log.build(adj, time.perf_counter() - start, "pc",
-                     {"alpha": alpha, "max_order": max_order, "stable": stable})
+                     {"alpha": alpha, "max_order": max_order, "stable": stable}, status)
 
 
-def _level(log: PairLog, adj: np.ndarray, level: int, alpha: float, progress: bool, stable: bool) -> None:
-    """One level, one test call at a time (live adjacencies unless ``stable``); edits ``adj``."""
+def _level(log: PairLog, adj: np.ndarray, level: int, alpha: float, progress: bool, stable: bool,
+           deadline: Deadline | None) -> bool:
+    """One level, one test call at a time (live adjacencies unless ``stable``); edits ``adj``.
+    False when the deadline stopped it."""
     n_vars = adj.shape[0]
     frozen = [np.flatnonzero(adj[x]).tolist() for x in range(n_vars)] if stable else None
     edges = list(zip(*np.nonzero(np.triu(adj & ~log.keep, 1))))
     for u, v in tqdm(edges, desc=f"PC order {level}", disable=not progress, leave=False):
+        if passed(deadline):
+            return False
         for x, y in ((u, v), (v, u)):
             pool = frozen[x] if stable else np.flatnonzero(adj[x]).tolist()
             if len(pool) - 1 < level:
@@ -102,19 +115,23 @@ def _level(log: PairLog, adj: np.ndarray, level: int, alpha: float, progress: bo
             if any(log(x, y, S) > alpha for S in sets):
                 adj[u, v] = adj[v, u] = False
                 break
+    return True
 
 
 def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, progress: bool,
-                   settings: TestSettings, executor, n_groups: int) -> None:
+                   settings: TestSettings, executor, n_groups: int, deadline: Deadline | None) -> bool:
     """One PC-stable level in compiled batches of pairs (same tests, records and counts), here
-    or as ``n_groups`` tasks on ``executor``; the results are applied in pair order."""
+    or as ``n_groups`` tasks on ``executor``; the results are applied in pair order.  False when
+    the deadline stopped it (the batches not run leave their pairs adjacent)."""
     frozen = adj.copy()
     us, vs = np.nonzero(np.triu(frozen & ~log.keep, 1))
     size = _BATCH_PAIRS if executor is None else max(1, -(-len(us) // max(1, int(n_groups))))
     tasks = [(settings, frozen, (us[lo:lo + size], vs[lo:lo + size]), level, alpha)
              for lo in range(0, len(us), size)]
-    if executor is None:
-        outcomes = ((i, pc_level(*task), None) for i, task in enumerate(tasks))
+    if executor is None:  # a batch at a time, none once the deadline passed
+        outcomes = ((i, pc_level(*task), None) for i, task in enumerate(tasks) if not passed(deadline))
+    elif passed(deadline):
+        return False
     else:
         outcomes = executor.map_unordered(pc_level_task, tasks)
     results = {}
@@ -124,10 +141,11 @@ def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, prog
                 raise exc
             results[i] = result
             bar.update(len(tasks[i][2][0]))
-    for i, (_, _, (pu, pv), _, _) in enumerate(tasks):
-        removed, n_tests, best_p, best_sets = results[i]
+    for i in sorted(results):
+        (pu, pv), (removed, n_tests, best_p, best_sets) = tasks[i][2], results[i]
         log.record_batch(pu, pv, level, n_tests, best_p, best_sets)
         adj[pu[removed], pv[removed]] = adj[pv[removed], pu[removed]] = False
+    return len(results) == len(tasks)
 
 
 def orient_v_structures(skeleton: np.ndarray, sepsets: dict[tuple[int, int], list[int]]) -> np.ndarray:

@@ -30,6 +30,10 @@ minimum over a growing CPC can only decrease) and is the default; for PMMS the g
 is not monotone, so the default ``prune=False`` re-evaluates every candidate in every round
 exactly as Algorithm 1 does (``prune=True`` is a cheaper heuristic).  ``max_order`` caps
 conditioning-set sizes (None = unbounded).
+
+Deadline: a passed ``deadline`` is noticed before the next candidate's min-association; the
+target under way and those after it keep every variable in their CPC, so each edge is decided
+by the finished targets alone, a superset of the full run's skeleton (status ``timeout``).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from tqdm import tqdm
 
 from constraints.pc import check_alpha_order
 from constraints.restriction import PairLog, Restriction
+from hybridbn.deadline import Deadline, passed
 
 logger = logging.getLogger(__name__)
 
@@ -138,13 +143,17 @@ class _ExactMinAssoc:
         return best
 
 
-def _parents_children(t: int, n_vars: int, min_assoc, prune: bool) -> list[int]:
-    """PMMPC / MMPC(T): forward max-min phase then backward phase (Algorithm 1, lines 1-13)."""
+def _parents_children(t: int, n_vars: int, min_assoc, prune: bool,
+                      deadline: Deadline | None = None) -> list[int] | None:
+    """PMMPC / MMPC(T): forward max-min phase then backward phase (Algorithm 1, lines 1-13);
+    None when the deadline passed first."""
     cpc: list[int] = []
     candidates = [x for x in range(n_vars) if x != t]
     while True:
         best, best_x, keep = 0.0, None, []
         for x in candidates:
+            if passed(deadline):
+                return None
             val = min_assoc(x, t, cpc)
             if val > best:
                 best, best_x = val, x
@@ -156,13 +165,16 @@ def _parents_children(t: int, n_vars: int, min_assoc, prune: bool) -> list[int]:
         cpc.append(best_x)
         candidates.remove(best_x)
     for x in list(cpc):
+        if passed(deadline):
+            return None
         if min_assoc(x, t, [z for z in cpc if z != x]) == 0.0:
             cpc.remove(x)
     return cpc
 
 
 def _skeleton(method: str, test, n_vars: int, alpha: float, symmetric: bool, prune: bool,
-              max_order: int | None, progress: bool, keep: np.ndarray | None = None) -> Restriction:
+              max_order: int | None, progress: bool, keep: np.ndarray | None = None,
+              deadline: Deadline | None = None) -> Restriction:
     check_alpha_order(alpha, max_order)
     start = time.perf_counter()
     log = PairLog(test, n_vars, keep)
@@ -173,24 +185,34 @@ def _skeleton(method: str, test, n_vars: int, alpha: float, symmetric: bool, pru
     else:
         min_assoc = _ExactMinAssoc(assoc, max_order)
     member = np.zeros((n_vars, n_vars), dtype=bool)  # member[t, x]: x in PC(t)
+    status = "ok"
     for t in tqdm(range(n_vars), desc=method.upper(), disable=not progress, leave=False):
-        member[t, _parents_children(t, n_vars, min_assoc, prune)] = True
+        cpc = _parents_children(t, n_vars, min_assoc, prune, deadline)
+        if cpc is None:  # stopped: the targets not finished keep every candidate
+            member[t:] = True
+            status = "timeout"
+            logger.debug("%s stopped by its deadline at target %d of %d", method, t, n_vars)
+            break
+        member[t, cpc] = True
     allowed = member & member.T if symmetric else member | member.T
     logger.debug("%s: %d edges, %d asymmetric memberships", method, int(np.triu(allowed, 1).sum()),
                  int((member ^ member.T).sum()) // 2)
     return log.build(allowed, time.perf_counter() - start, method,
-                     {"alpha": alpha, "symmetric": symmetric, "prune": prune, "max_order": max_order})
+                     {"alpha": alpha, "symmetric": symmetric, "prune": prune, "max_order": max_order}, status)
 
 
 def pmms(test, n_vars: int, alpha: float = 0.05, symmetric: bool = True, prune: bool = False,
-         max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None) -> Restriction:
+         max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None,
+         deadline: Deadline | None = None) -> Restriction:
     """Polynomial Max-Min Skeleton: PMMPC (greedy min-association) for every variable; the pairs
-    of ``keep`` are never tested and stay adjacent (:class:`~constraints.restriction.PairLog`)."""
-    return _skeleton("pmms", test, n_vars, alpha, symmetric, prune, max_order, progress, keep)
+    of ``keep`` are never tested and stay adjacent (:class:`~constraints.restriction.PairLog`);
+    a passed ``deadline`` stops it (see the module docstring)."""
+    return _skeleton("pmms", test, n_vars, alpha, symmetric, prune, max_order, progress, keep, deadline)
 
 
 def mmpc(test, n_vars: int, alpha: float = 0.05, symmetric: bool = True, prune: bool = True,
-         max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None) -> Restriction:
+         max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None,
+         deadline: Deadline | None = None) -> Restriction:
     """Max-Min Parents and Children skeleton with exact MINASSOC (exponential reference); ``keep``
-    as for :func:`pmms`."""
-    return _skeleton("mmpc", test, n_vars, alpha, symmetric, prune, max_order, progress, keep)
+    and ``deadline`` as for :func:`pmms`."""
+    return _skeleton("mmpc", test, n_vars, alpha, symmetric, prune, max_order, progress, keep, deadline)

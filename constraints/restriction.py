@@ -6,6 +6,10 @@ order).  Convention shared by every learner here (PC, PMMS, MMPC): the record is
 the *largest* p-value the algorithm ran on the pair (first one on ties).  For a forbidden pair
 this is a separating set (p > alpha); for an allowed pair it is the weakest evidence of
 dependence seen.  Pairs never tested get ``p_value = NaN``, ``sepset = []``, ``order = -1``.
+
+``status`` is ``"ok"`` for a finished learner and ``"timeout"`` (the cops' word) for one a
+deadline stopped: it then allows every pair it had not yet separated, a superset of the
+skeleton it would have found.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class Restriction:
     time_seconds: float = 0.0
     method: str = ""
     params: dict[str, Any] = field(default_factory=dict)
+    status: str = "ok"
 
     def __post_init__(self):
         A = np.asarray(self.allowed, dtype=bool)
@@ -85,6 +90,7 @@ class Restriction:
             "time_seconds": float(self.time_seconds),
             "n_tests": self.n_tests,
             "n_allowed": self.n_allowed,
+            "status": self.status,
         }
 
     def to_frame(self) -> pd.DataFrame:
@@ -123,7 +129,7 @@ class Restriction:
             tests_by_order={int(k): c for k, c in meta.get("tests_by_order", {}).items()},
             removed_by_order={int(k): c for k, c in meta.get("removed_by_order", {}).items()},
             time_seconds=float(meta.get("time_seconds", 0.0)),
-            method=meta.get("method", ""), params=dict(meta.get("params", {})),
+            method=meta.get("method", ""), params=dict(meta.get("params", {})), status=meta.get("status", "ok"),
         )
 
 
@@ -176,7 +182,7 @@ class PairLog:
             self.best_set[(u, v)] = tuple(S)
 
     def build(self, allowed: np.ndarray, time_seconds: float, method: str,
-              params: dict[str, Any]) -> Restriction:
+              params: dict[str, Any], status: str = "ok") -> Restriction:
         """Restriction with this log's records for the final symmetric ``allowed`` matrix."""
         n = self.n_vars
         u, v = np.triu_indices(n, 1)
@@ -191,4 +197,4 @@ class PairLog:
         return Restriction(n_vars=n, allowed=np.asarray(allowed, dtype=bool).copy(), records=records,
                            tests_by_order=dict(sorted(self.tests_by_order.items())),
                            removed_by_order=removed, time_seconds=time_seconds, method=method,
-                           params=params)
+                           params=params, status=status)

@@ -7,7 +7,9 @@ empty-set score). The
 families of each group's children are merged into one table, identical to a single call.
 The pruning counters are merged exactly: every child outside its group contributes the
 counters of an empty-parent-only run, so ``sum over groups - (k - 1) * (run with no allowed
-parent at all)`` equals the counters of the single call.
+parent at all)`` equals the counters of the single call. With a ``deadline`` in the options
+each task checks it before each child (:func:`scores.candidates.build_score_table`); the
+children the tasks cut are listed in ``meta["unscored"]``.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ def split_score_table(
         time_s=time.perf_counter() - start,
         restricted=bool((~base).sum() > n) or bool(need.any()),
         groups=len(groups),
+        unscored=sorted(v for table in tables.values() for v in table.meta["unscored"]),
     )
     logger.info("scored %d children in %d groups in %.2f s", n, len(groups), meta["time_s"])
     return ScoreTable(n_vars=n, families=families, names=list(names) if names else None, meta=meta)

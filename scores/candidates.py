@@ -72,6 +72,7 @@ import numpy as np
 from numba import njit
 from tqdm import tqdm
 
+from hybridbn.deadline import Deadline, passed
 from hybridbn.errors import HybridBNError
 from scores.counts import (MARK_LIMIT, as_columns, binary_prefix_cells, count_binary, count_bitset, count_dense,
                            count_grouped, count_touched, encode, group_rows, onehot_bitsets, prefix_cells,
@@ -523,6 +524,7 @@ def build_score_table(
     n_jobs: int = 1,
     progress: bool = False,
     prune: bool = True,
+    deadline: Deadline | None = None,
 ) -> ScoreTable:
     """Score table of ``(data, arities)``: per child the parent sets that can be optimal.
 
@@ -534,6 +536,10 @@ def build_score_table(
     ``table.meta`` holds the score parameters, ``counts`` (totals of every pruning counter,
     see ``STATS``, plus ``total`` sets within the limits and ``pruned_constant`` sets with a
     one-state parent, ``not_generated`` sets skipped because a subset was pruned) and ``time_s``.
+    Once ``deadline`` has passed, each child not yet started gets its required parent set only
+    (empty without knowledge: one count, no enumeration), so the table still has a DAG;
+    ``meta["unscored"]`` lists the children that lost candidate sets that way (empty: complete).
+    The check is made before each child's kernel call, never inside it.
     """
     start = time.perf_counter()
     code = score_code(score, ess)
@@ -579,9 +585,13 @@ def build_score_table(
     families: list[dict] = [{} for _ in range(n_vars)]
     totals = dict.fromkeys(("total", "pruned_constant", "not_generated", *STATS), 0)
 
+    unscored: list[int] = []
+
     def one(v: int):
-        return v, _score_child(cols, arities, (bits, offsets, marg, cube, cube_index), v, allowed[:, v], required[:, v],
-                               palim, code, float(ess), marginal_ll, prune)
+        cut = passed(deadline) and palim > n_req[v] and bool((allowed[:, v] & ~required[:, v]).any())
+        pool = required[:, v] if cut else allowed[:, v]  # past the deadline: the required set only
+        return v, cut, _score_child(cols, arities, (bits, offsets, marg, cube, cube_index), v, pool, required[:, v],
+                                    palim, code, float(ess), marginal_ll, prune)
 
     with tqdm(total=n_vars, desc=f"scores ({score})", unit="child", disable=not progress) as bar:
         if n_jobs == 1:
@@ -590,8 +600,10 @@ def build_score_table(
             pool = ThreadPoolExecutor(max_workers=n_jobs)
             results = (f.result() for f in as_completed([pool.submit(one, v) for v in range(n_vars)]))
         try:
-            for v, (fam, counts) in results:
+            for v, cut, (fam, counts) in results:
                 families[v] = fam
+                if cut:
+                    unscored.append(v)
                 for name, value in counts.items():
                     totals[name] += value
                 bar.update()
@@ -602,7 +614,7 @@ def build_score_table(
     meta = {
         "score": str(score).lower(), "ess": float(ess), "n_rows": int(n_rows), "palim": palim,
         "prune": bool(prune), "restricted": bool((~allowed).sum() > n_vars) or bool(required.any()),
-        "counts": totals, "time_s": elapsed,
+        "counts": totals, "time_s": elapsed, "unscored": sorted(unscored),
     }
     logger.info("scored %d children in %.2f s: %d of %d candidate sets kept", n_vars, elapsed,
                 totals["kept"], totals["total"])
