@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from graphs.word_bits import popcount
+from hybridbn.word_bits import popcount
 from hybridbn.errors import HybridBNError
 
 MARK_LIMIT = 1 << 21

@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from graphs.word_bits import popcount
+from hybridbn.word_bits import popcount
 from hybridbn.errors import HybridBNError
 from scores.counts import as_columns, onehot_bitsets
 from scores.local import BDEU, K2, cell_term, config_term, penalty_weight, score_code, score_from_counts

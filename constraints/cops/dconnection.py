@@ -12,7 +12,7 @@ from numba import njit
 
 from constraints.cops.node_words import ONE, ZERO, bit, has, lowest, to_words, union_rows
 from graphs.dsep import DSeparation
-from graphs.word_bits import trailing_zeros
+from hybridbn.word_bits import trailing_zeros
 
 
 def dag_rows(ds: DSeparation) -> np.ndarray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from graphs.word_bits import popcount, trailing_zeros
+from hybridbn.word_bits import popcount, trailing_zeros
 
 #: Largest network the engine takes (node sets are two 64-bit words).
 MAX_ENGINE_VARS = 128

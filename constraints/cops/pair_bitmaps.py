@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from constraints.cops.node_words import ONE, ZERO, mix, size
-from graphs.word_bits import popcount, trailing_zeros
+from hybridbn.word_bits import popcount, trailing_zeros
 
 # oracle meta fields (int64 array ``om``)
 SLOTS_USED, PART, N_PARTS, CALLS = range(4)

@@ -1,7 +1,8 @@
 """Bit operations on ``uint64`` words for numba kernels (LLVM intrinsics, one instruction each on x86-64).
 
-Shared by the compiled bit-set code: the counting kernels of ``scores.counts`` and the exact-oracle
-engine of the cops-and-robbers learner (``constraints.cops.engine``).
+Shared by the compiled bit-set code: the counting kernels of ``scores.counts`` and
+``scores.identification`` and the kernels of the cops-and-robbers engine (``constraints.cops``).
+Imports nothing of the project, so every layer may use it.
 """
 
 from __future__ import annotations
