@@ -24,7 +24,8 @@ import numpy as np
 from numba import njit
 
 from ilp.clusters import LPSupport
-from ilp.problem import FamilyProblem, offsets
+from ilp.problem import FamilyProblem
+from scores.table import offsets
 
 A, B, C, D = 0, 1, 2, 3  # roles
 

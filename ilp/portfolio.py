@@ -40,9 +40,8 @@ def use_dp(problem: FamilyProblem, dp_max_vars: int) -> bool:
 
 def problem_table(problem: FamilyProblem) -> ScoreTable:
     """The families of ``problem`` (after parent limit and required/forbidden arcs) as a table."""
-    families = [{problem.parents_of(f): float(problem.score[f]) for f in problem.families_of(v).tolist()}
-                for v in range(problem.n)]
-    return ScoreTable(n_vars=problem.n, families=families, names=list(problem.names))
+    return ScoreTable.from_columns(problem.n, problem.child, problem.par_ptr, problem.par_idx, problem.score,
+                                   problem.names)
 
 
 def solve_by_dp(problem: FamilyProblem, table: ScoreTable, t0: float) -> ILPResult:

@@ -1,8 +1,9 @@
 """Validated family problem: the score table after parent limit and required/forbidden arcs.
 
 The ILP (Cussens 2011; Bartlett & Cussens 2017; Su 2023 section 5.6) has one binary variable
-``I(W -> v)`` per candidate family. This module turns a :class:`scores.table.ScoreTable` plus
-user options into flat numpy arrays over the families that survive the options, and rejects bad
+``I(W -> v)`` per candidate family. This module filters the columns of a
+:class:`scores.table.ScoreTable` with numpy by the user options into CSR arrays over the families
+that survive them (in the table's order: by child, then by decreasing score), and rejects bad
 input with :class:`ILPInputError` before any solver is started.
 """
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from graphs.dag import find_cycle
 from hybridbn.errors import HybridBNError
-from scores.table import ParentSet, ScoreTable, ScoreTableError
+from scores.table import ParentSet, ScoreTable, ScoreTableError, offsets, segment_indices
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class FamilyProblem:
         out = np.zeros((len(families), self.n), dtype=bool)
         sizes = self.par_ptr[families + 1] - self.par_ptr[families]
         rows = np.repeat(np.arange(len(families)), sizes)
-        out[rows, self.par_idx[_ranges(self.par_ptr[families], sizes)]] = True
+        out[rows, self.par_idx[segment_indices(self.par_ptr[families], sizes)]] = True
         return out
 
     def arc_families(self) -> dict[tuple[int, int], np.ndarray]:
@@ -110,21 +111,8 @@ class FamilyProblem:
         fams = np.fromiter(fams, dtype=np.int64)
         sizes = self.par_ptr[fams + 1] - self.par_ptr[fams]
         adj = np.zeros((self.n, self.n), dtype=bool)
-        adj[self.par_idx[_ranges(self.par_ptr[fams], sizes)], np.repeat(self.child[fams], sizes)] = True
+        adj[self.par_idx[segment_indices(self.par_ptr[fams], sizes)], np.repeat(self.child[fams], sizes)] = True
         return adj
-
-
-def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(s, s + k)`` over ``zip(starts, sizes)``."""
-    ends = np.cumsum(sizes)
-    return np.arange(ends[-1] if ends.size else 0) - np.repeat(ends - sizes - starts, sizes)
-
-
-def offsets(sizes: np.ndarray) -> np.ndarray:
-    """CSR offsets ``[0, s0, s0 + s1, ...]`` of consecutive groups of the given sizes."""
-    ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=ptr[1:])
-    return ptr
 
 
 def _arc_matrix(arcs, n: int, names: list[str], what: str) -> np.ndarray:
@@ -188,44 +176,31 @@ def build_problem(
         shown = " -> ".join(names[c] for c in cycle + cycle[:1])
         raise ILPInputError(f"required arcs form a directed cycle: {shown}")
 
-    child, parents, score, dropped = [], [], [], 0
-    for v, fam in enumerate(table.families):
-        need = set(np.flatnonzero(required[:, v]).tolist())
-        banned = set(np.flatnonzero(forbidden[:, v]).tolist())
-        kept = [
-            (ps, s)
-            for ps, s in fam.items()
-            if (palim is None or len(ps) <= palim) and need.issubset(ps) and banned.isdisjoint(ps)
-        ]
-        if not kept:
-            reasons = []
-            if palim is not None:
-                reasons.append(f"palim={palim}")
-            if need:
-                reasons.append("required parents " + ", ".join(names[u] for u in sorted(need)))
-            if banned:
-                reasons.append(f"{len(banned)} forbidden parents")
-            raise ILPInputError(
-                f"child {names[v]!r} has no candidate parent set left"
-                + (f" after {'; '.join(reasons)}" if reasons else "")
-            )
-        dropped += len(fam) - len(kept)
-        kept.sort(key=lambda item: -item[1])
-        for ps, s in kept:
-            child.append(v)
-            parents.append(tuple(ps))
-            score.append(s)
-
-    F = len(parents)
-    child_arr = np.array(child, dtype=np.int64)
-    sizes = np.array([len(ps) for ps in parents], dtype=np.int64)
-    logger.debug("family problem: n=%d, %d families kept, %d dropped by options", n, F, dropped)
+    keep = table.respecting(~forbidden, required)
+    if palim is not None:
+        keep &= table.sizes <= palim
+    left = np.bincount(table.child[keep], minlength=n)
+    if not left.all():
+        v = int(np.argmin(left))
+        need, banned = np.flatnonzero(required[:, v]), np.flatnonzero(forbidden[:, v])
+        reasons = [f"palim={palim}"] if palim is not None else []
+        if need.size:
+            reasons.append("required parents " + ", ".join(names[u] for u in need))
+        if banned.size:
+            reasons.append(f"{banned.size} forbidden parents")
+        raise ILPInputError(
+            f"child {names[v]!r} has no candidate parent set left"
+            + (f" after {'; '.join(reasons)}" if reasons else "")
+        )
+    sizes = table.sizes[keep]
+    logger.debug("family problem: n=%d, %d families kept, %d dropped by options", n, sizes.size,
+                 table.n_candidates - sizes.size)
     return FamilyProblem(
         n=n,
         names=names,
-        child=child_arr,
-        score=np.array(score, dtype=np.float64),
+        child=table.child[keep].astype(np.int64),
+        score=table.score[keep],
         par_ptr=offsets(sizes),
-        par_idx=np.array([p for ps in parents for p in ps], dtype=np.int64),
-        fam_ptr=offsets(np.bincount(child_arr, minlength=n)),
+        par_idx=table.parents[segment_indices(table.parent_ptr[:-1][keep], sizes)].astype(np.int64),
+        fam_ptr=offsets(left),
     )

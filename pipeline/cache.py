@@ -44,6 +44,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hybridbn.errors import HybridBNError, error_reason
 from pipeline.atomic import replace_file
@@ -83,13 +85,16 @@ class StageInterrupted(KeyboardInterrupt):
 class Artifact:
     """The output of one stage: named tables plus JSON-serialisable metadata.
 
+    A table is a pandas frame or, for columnar data kept as it is (the score table), an Arrow
+    table; each is loaded back as the kind it was stored as.
+
     ``meta`` holds the stage's summary (counts, small results); ``seconds`` the compute time
     recorded when the artifact was first computed (kept when it is later loaded from the cache).
     """
 
     stage: str
     key: str
-    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    frames: dict[str, pd.DataFrame | pa.Table] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     cached: bool = False
@@ -208,7 +213,7 @@ class StageCache:
                 path = directory / entry["file"]
                 if file_sha256(path) != entry["sha256"]:
                     raise ValueError(f"checksum mismatch in {path.name}")
-                frames[name] = pd.read_parquet(path)
+                frames[name] = pq.read_table(path) if entry.get("arrow") else pd.read_parquet(path)
         except Exception as exc:  # any unreadable piece means: recompute
             logger.warning(
                 "cache artifact %s/%s is corrupt or incomplete (%s); recomputing", stage, key, exc
@@ -253,11 +258,14 @@ class StageCache:
                     digests["sha256"] = file_sha256(tmp)
                     return f"{name}.{digests['sha256'][:16]}.parquet"
 
-                target = replace_file(directory / f"{name}.parquet", frame.to_parquet, content_name)
+                arrow = isinstance(frame, pa.Table)
+                write = (lambda path, frame=frame: pq.write_table(frame, path)) if arrow else frame.to_parquet
+                target = replace_file(directory / f"{name}.parquet", write, content_name)
                 files[name] = {
                     "file": target.name,
                     "sha256": digests["sha256"],
                     "bytes": target.stat().st_size,
+                    **({"arrow": True} if arrow else {}),
                 }
             manifest = {
                 "stage": artifact.stage,
@@ -287,7 +295,7 @@ class StageCache:
         version: str,
         params: Mapping[str, Any],
         inputs: Mapping[str, str],
-        compute: Callable[[], tuple[dict[str, pd.DataFrame], dict[str, Any]]],
+        compute: Callable[[], tuple[dict[str, pd.DataFrame | pa.Table], dict[str, Any]]],
         prepare: Callable[[], Any] | None = None,
         completion: Callable[[dict[str, Any]], str] | None = None,
     ) -> Artifact:

@@ -140,14 +140,7 @@ class KnowledgeMatrices:
         excludes: exact for forbidden arcs and tiers (a subset of an allowed set is allowed); for
         required arcs only if the table was not pruned (a set holding a required parent may have been
         pruned in favour of a subset without it)."""
-        from scores.table import ScoreTable
-
-        families = []
-        for c, family in enumerate(table.families):
-            need = set(np.flatnonzero(self.required[:, c]).tolist())
-            families.append({ps: s for ps, s in family.items()
-                             if need <= set(ps) and self.allowed[list(ps), c].all()})
-        return ScoreTable(n_vars=table.n_vars, families=families, names=table.names, meta=dict(table.meta))
+        return table.select(table.respecting(self.allowed, self.required))
 
     def violations(self, dag: np.ndarray) -> list[str]:
         """The constraints a DAG (``dag[p, c]`` for p -> c) breaks, as readable arcs."""
@@ -371,6 +364,9 @@ def add_adjacency_families(table, know: KnowledgeMatrices, allowed: np.ndarray, 
 
     ``build(allowed, required)`` scores a table (the scores stage's options); only ``c`` gets parents.
     """
+    from scores.table import ScoreTable
+
+    families = [dict(family) for family in table.families]
     free = know.adjacent & ~(know.required | know.required.T)
     for c in np.flatnonzero(free.any(axis=0)).tolist():
         partners = [p for p in np.flatnonzero(free[:, c]).tolist() if allowed[p, c]]
@@ -380,7 +376,7 @@ def add_adjacency_families(table, know: KnowledgeMatrices, allowed: np.ndarray, 
                 narrowed[:, c], need[:, c] = allowed[:, c], know.required[:, c]
                 need[list(extra), c] = True
                 try:
-                    table.families[c].update(build(narrowed, need).families[c])
+                    families[c].update(build(narrowed, need).families[c])
                 except ValueError:  # more required parents than the parent limit
                     continue
-    return table
+    return ScoreTable.from_families(families, table.names, table.meta)

@@ -44,7 +44,7 @@ def split_score_table(
     """Score table of ``build_score_table(data, arities, allowed=allowed, required=required, names=names,
     **options)``
     computed as ``n_groups`` tasks on ``executor`` (see the module docstring)."""
-    from scores.table import ScoreTable
+    from scores.table import ScoreTable, offsets
 
     start = time.perf_counter()
     n = data.shape[1]
@@ -63,10 +63,7 @@ def split_score_table(
         if exc is not None:
             raise exc
         tables[i] = table
-    families: list[dict] = [{} for _ in range(n)]
-    for i, group in enumerate(groups):
-        for v in group:
-            families[int(v)] = tables[i].families[int(v)]
+    parts = [tables[i].select(np.isin(tables[i].child, group)) for i, group in enumerate(groups)]
     empty = tables[len(groups)].meta["counts"]
     counts = {
         key: sum(tables[i].meta["counts"][key] for i in range(len(groups))) - (len(groups) - 1) * empty[key]
@@ -81,4 +78,8 @@ def split_score_table(
         unscored=sorted(v for table in tables.values() for v in table.meta["unscored"]),
     )
     logger.info("scored %d children in %d groups in %.2f s", n, len(groups), meta["time_s"])
-    return ScoreTable(n_vars=n, families=families, names=list(names) if names else None, meta=meta)
+    child = np.concatenate([t.child for t in parts])
+    sizes = np.concatenate([t.sizes for t in parts])
+    members = np.concatenate([t.parents for t in parts])
+    return ScoreTable.from_columns(n, child, offsets(sizes), members, np.concatenate([t.score for t in parts]),
+                                   names, meta)

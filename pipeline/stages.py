@@ -358,7 +358,7 @@ def scores_stage(
 
             table = add_adjacency_families(table, know, allowed, build)
         meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta)}
-        return {"table": table.to_frame()}, meta
+        return {"table": table.to_arrow()}, meta
 
     inputs = {"data": data.key, "restrict": restrict.key}
 
@@ -382,7 +382,7 @@ def score_file_stage(cache: StageCache, cfg: RunConfig) -> Artifact:
         names = table.names or [str(v) for v in range(table.n_vars)]
         meta = {"n_candidates": int(table.n_candidates), "n_vars": table.n_vars, "names": names,
                 "table_meta": {}, "file": str(path)}
-        return {"table": table.to_frame()}, meta
+        return {"table": table.to_arrow()}, meta
 
     params = {"file": str(path.resolve()), "sha256": file_sha256(path)}
     return cache.get_or_compute("scores", VERSIONS["scores"], params, {}, compute)
@@ -392,7 +392,7 @@ def table_of(art: Artifact, names: list[str] | None = None):
     """The :class:`scores.table.ScoreTable` stored in a scores artifact."""
     from scores.table import ScoreTable
 
-    return ScoreTable.from_frame(
+    return ScoreTable.from_arrow(
         art.frames["table"], art.meta["n_vars"], names=names, meta=art.meta.get("table_meta", {})
     )
 

@@ -78,7 +78,7 @@ from scores.counts import (MARK_LIMIT, as_columns, binary_prefix_cells, count_bi
                            count_grouped, count_touched, encode, group_rows, onehot_bitsets, prefix_cells,
                            triple_counts)
 from scores.local import AIC, BDEU, BIC, penalty_weight, score_code, score_compact
-from scores.table import ScoreTable
+from scores.table import ScoreTable, offsets
 
 logger = logging.getLogger(__name__)
 
@@ -582,7 +582,7 @@ def build_score_table(
         cube_index[binary] = np.arange(binary.size)
     else:
         cube = np.zeros((1, 1, 1), dtype=np.int32)
-    families: list[dict] = [{} for _ in range(n_vars)]
+    kept: list = [None] * n_vars  # per child: its kept sets (padded with -1) and their scores
     totals = dict.fromkeys(("total", "pruned_constant", "not_generated", *STATS), 0)
 
     unscored: list[int] = []
@@ -600,8 +600,8 @@ def build_score_table(
             pool = ThreadPoolExecutor(max_workers=n_jobs)
             results = (f.result() for f in as_completed([pool.submit(one, v) for v in range(n_vars)]))
         try:
-            for v, cut, (fam, counts) in results:
-                families[v] = fam
+            for v, cut, (sets_scores, counts) in results:
+                kept[v] = sets_scores
                 if cut:
                     unscored.append(v)
                 for name, value in counts.items():
@@ -618,11 +618,22 @@ def build_score_table(
     }
     logger.info("scored %d children in %.2f s: %d of %d candidate sets kept", n_vars, elapsed,
                 totals["kept"], totals["total"])
-    return ScoreTable(n_vars=n_vars, families=families, names=list(names) if names else None, meta=meta)
+    return _table_of(kept, n_vars, names, meta)
+
+
+def _table_of(kept: list, n_vars: int, names, meta) -> ScoreTable:
+    """The score table of the kernel's output per child (padded sets, scores), with no per-family loop."""
+    sets = [s for s, _ in kept]
+    member = [s >= 0 for s in sets]
+    parents = np.concatenate([s[m] for s, m in zip(sets, member)])
+    sizes = np.concatenate([m.sum(axis=1) for m in member])
+    child = np.repeat(np.arange(n_vars), [s.shape[0] for s in sets])
+    score = np.concatenate([sc for _, sc in kept])
+    return ScoreTable.from_columns(n_vars, child, offsets(sizes), parents, score, names, meta)
 
 
 def _score_child(cols, arities, bitsets, v, allowed_col, required_col, palim, code, ess, marginal_ll, prune):
-    """Families and counters of child ``v`` (one kernel call)."""
+    """``((sets, scores), counters)`` of child ``v`` (one kernel call; sets padded with -1)."""
     req = np.flatnonzero(required_col).astype(np.int64)
     free = np.flatnonzero(allowed_col & ~required_col).astype(np.int64)
     kmax_all = min(palim - req.size, free.size)
@@ -639,8 +650,7 @@ def _score_child(cols, arities, bitsets, v, allowed_col, required_col, palim, co
     reachable = sum(math.comb(useful.size, k) for k in range(kmax + 1))
     counts["pruned_constant"] = total - reachable
     counts["not_generated"] = reachable - counts["generated"]
-    fam = {tuple(int(p) for p in row if p >= 0): float(s) for row, s in zip(sets, scores)}
-    return fam, counts
+    return (sets, scores), counts
 
 
 def _marginal_ll(marg: np.ndarray, offsets: np.ndarray, n_rows: int) -> np.ndarray:

@@ -54,7 +54,7 @@ def jkl_bytes(table: ScoreTable, use_names: bool = False, compress: bool = False
     lines = [str(table.n_vars)]
     for v, fam in enumerate(table.families):
         lines.append(f"{label[v]} {len(fam)}")
-        for ps, score in sorted(fam.items(), key=lambda item: -item[1]):
+        for ps, score in fam.items():  # by decreasing score, the table's order
             lines.append(" ".join([repr(float(score)), str(len(ps)), *(label[p] for p in ps)]))
     data = ("\n".join(lines) + "\n").encode()
     return gzip.compress(data) if compress else data
@@ -73,14 +73,14 @@ def read_jkl(path: str | Path) -> ScoreTable:
     if not lines:
         raise JKLError(f"{path}: empty file")
     try:
-        n_vars, families, names = _parse(lines)
+        families, names = _parse(lines)
     except JKLError as exc:
         raise JKLError(f"{path}: {exc}") from None
-    return ScoreTable(n_vars=n_vars, families=families, names=names, meta={"source": str(path)})
+    return ScoreTable.from_families(families, names, meta={"source": str(path)})
 
 
-def _parse(lines: list[tuple[int, list[str]]]) -> tuple[int, list[dict], list[str] | None]:
-    """Variable count, families and names of the non-comment ``(line number, tokens)`` lines."""
+def _parse(lines: list[tuple[int, list[str]]]) -> tuple[list[dict], list[str] | None]:
+    """Families and names of the non-comment ``(line number, tokens)`` lines."""
     no, tokens = lines[0]
     n_vars = _int(tokens[0], no, "number of variables") if len(tokens) == 1 else _fail(
         no, f"first line must hold only the number of variables, got {' '.join(tokens)!r}")
@@ -127,7 +127,7 @@ def _parse(lines: list[tuple[int, list[str]]]) -> tuple[int, list[dict], list[st
     names = [b[1] for b in blocks]
     if names == [str(i) for i in range(n_vars)]:  # BLIP's indices: no names to keep
         names = None
-    return n_vars, families, names
+    return families, names
 
 
 def _read_text(path: str | Path) -> str:

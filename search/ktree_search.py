@@ -284,7 +284,7 @@ def learn_root(table: ScoreTable, variables: tuple[int, ...], solver: str) -> tu
         if not fam:
             return None
         families.append(fam)
-    sub = ScoreTable(len(variables), families)
+    sub = ScoreTable.from_families(families)
     if solver == "ilp":
         from ilp import ILPInfeasibleError, solve_ilp  # SCIP is loaded only when asked for
 

@@ -37,7 +37,7 @@ def random_table(n: int, seed: int, palim: int = 3, keep: float = 1.0, empty: bo
         if not fam:
             fam[(others[0],) if others else ()] = -1.0
         families.append(fam)
-    return ScoreTable(n_vars=n, families=families)
+    return ScoreTable.from_families(families)
 
 
 def dyadic_point(problem, rng, support: int = 4) -> np.ndarray:

@@ -72,7 +72,7 @@ def test_matches_brute_force_restricted_tables(seed):
 
 def test_no_acyclic_choice_raises():
     # 0 must have parent 1 and 1 must have parent 0: only a 2-cycle is available.
-    table = ScoreTable(n_vars=2, families=[{(1,): -1.0}, {(0,): -1.0}])
+    table = ScoreTable.from_families([{(1,): -1.0}, {(0,): -1.0}])
     with pytest.raises(ExactDPError, match="acyclic"):
         exact_optimum(table)
 
@@ -85,7 +85,7 @@ def test_too_many_variables_raises():
 
 def test_malformed_table_raises():
     with pytest.raises(ScoreTableError):
-        exact_optimum(ScoreTable(n_vars=2, families=[{(): 0.0}, {}]))
+        exact_optimum(ScoreTable.from_families([{(): 0.0}, {}]))
 
 
 def test_larger_instance_is_consistent():

@@ -32,7 +32,7 @@ def _full_problem(n: int):
     """Every parent set of every node as a candidate family."""
     families = [{ps: -1.0 for k in range(n) for ps in itertools.combinations([u for u in range(n) if u != v], k)}
                 for v in range(n)]
-    return build_problem(ScoreTable(n_vars=n, families=families))
+    return build_problem(ScoreTable.from_families(families))
 
 
 def _chosen(problem, parent_sets) -> np.ndarray:
@@ -124,7 +124,7 @@ def test_set_packing_rows_hold_on_every_dag():
 def test_set_packing_needs_every_member_covered():
     # 2 can never have both 0 and 1 as parents: no row on {0, 1, 2}
     families = [{(): 0.0, (1, 2): -1.0}, {(): 0.0, (0, 2): -1.0}, {(): 0.0, (0,): -1.0, (1,): -1.0}]
-    assert set_packing_rows(build_problem(ScoreTable(n_vars=3, families=families))) == []
+    assert set_packing_rows(build_problem(ScoreTable.from_families(families))) == []
     families[2][(0, 1)] = -1.0
-    rows = set_packing_rows(build_problem(ScoreTable(n_vars=3, families=families)))
+    rows = set_packing_rows(build_problem(ScoreTable.from_families(families)))
     assert [cluster for cluster, _ in rows] == [(0, 1, 2)]

@@ -72,7 +72,7 @@ def test_improves_the_greedy_warm_start():
 
 def test_rejects_a_cyclic_start():
     families = [{(): 0.0, (1,): 1.0}, {(): 0.0, (0,): 1.0}]
-    problem = build_problem(ScoreTable(n_vars=2, families=families))
+    problem = build_problem(ScoreTable.from_families(families))
     cyclic = [int(f) for v in range(2) for f in problem.families_of(v) if problem.parents_of(f)]
     with pytest.raises(ValueError, match="cycle"):
         improve_by_order(problem, cyclic)

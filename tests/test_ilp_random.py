@@ -70,7 +70,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
          and not any(u in ps for u, c in forbidden if c == v)}
         for v, fam in enumerate(table.families)
     ]
-    score, _ = exact_optimum(ScoreTable(n_vars=7, families=filtered))
+    score, _ = exact_optimum(ScoreTable.from_families(filtered))
     res = solve_ilp(table, required_arcs=required, forbidden_arcs=forbidden, palim=palim, **route)
     assert res.objective == pytest.approx(score, rel=1e-9)
     assert all(res.dag[u, c] for u, c in required)

@@ -44,7 +44,7 @@ def candidate_table(n: int, seed: int, n_sets: int = 3, max_size: int = 3) -> Sc
             ps = tuple(sorted(rng.choice(others, size, replace=False).tolist()))
             fam[ps] = float(-rng.gamma(5.0) * 10 + 12.0 * size * rng.random())
         families.append(fam)
-    return ScoreTable(n_vars=n, families=families)
+    return ScoreTable.from_families(families)
 
 
 def brute_force(table: ScoreTable, accept) -> float:
@@ -280,6 +280,6 @@ def test_not_chordal_or_not_a_decomposition():
 
 
 def test_child_without_family_inside_the_bags():
-    table = ScoreTable(n_vars=3, families=[{(1,): -1.0}, {(): -1.0}, {(): -2.0}])
+    table = ScoreTable.from_families([{(1,): -1.0}, {(): -1.0}, {(): -2.0}])
     with pytest.raises(TreewidthInputError, match="child '0'"):
         restrict_to_bags(table, [{0, 2}, {1}])

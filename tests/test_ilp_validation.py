@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ilp import ILPInfeasibleError, ILPInputError, solve_ilp
@@ -14,7 +15,7 @@ def _table() -> ScoreTable:
         {(): -10.0, (0,): -7.0, (0, 2): -6.0},
         {(): -10.0, (1,): -9.5},
     ]
-    return ScoreTable(n_vars=3, families=fams, names=["a", "b", "c"])
+    return ScoreTable.from_families(fams, names=["a", "b", "c"])
 
 
 def test_error_is_value_error():
@@ -25,11 +26,12 @@ def test_error_is_value_error():
 @pytest.mark.parametrize(
     "table, match",
     [
-        (ScoreTable(n_vars=0, families=[]), "children"),
-        (ScoreTable(n_vars=2, families=[{(): 0.0}]), "children"),
-        (ScoreTable(n_vars=2, families=[{(): 0.0}, {}]), "no candidate"),
-        (ScoreTable(n_vars=2, families=[{(): 0.0}, {(1,): 0.0}]), "invalid parent set"),
-        (ScoreTable(n_vars=2, families=[{(): 0.0}, {(): float("nan")}]), "non-finite"),
+        (ScoreTable.from_families([]), "children"),
+        (ScoreTable(2, np.array([0, 2], np.int32), np.zeros(3, np.int64), np.zeros(0, np.int32), np.zeros(2)),
+         "children outside"),
+        (ScoreTable.from_families([{(): 0.0}, {}]), "no candidate"),
+        (ScoreTable.from_families([{(): 0.0}, {(1,): 0.0}]), "invalid parent set"),
+        (ScoreTable.from_families([{(): 0.0}, {(): float("nan")}]), "non-finite"),
     ],
 )
 def test_malformed_tables(table, match):
@@ -59,7 +61,7 @@ def test_child_left_without_candidates():
         solve_ilp(_table(), required_arcs=[("a", "c")])
     with pytest.raises(ILPInputError, match="'b' has no candidate parent set left.*palim=1"):
         solve_ilp(_table(), required_arcs=[("c", "b")], palim=1)
-    table = ScoreTable(n_vars=2, families=[{(): 0.0}, {(0,): -1.0}])
+    table = ScoreTable.from_families([{(): 0.0}, {(0,): -1.0}])
     with pytest.raises(ILPInputError, match="'1' has no candidate"):
         solve_ilp(table, forbidden_arcs=[(0, 1)])
 
@@ -84,7 +86,7 @@ def test_bad_options(kwargs, match):
 
 def test_infeasible_restricted_table():
     # Each child's only candidate has the other as parent: every choice is a 2-cycle.
-    table = ScoreTable(n_vars=2, families=[{(1,): -1.0}, {(0,): -1.0}])
+    table = ScoreTable.from_families([{(1,): -1.0}, {(0,): -1.0}])
     with pytest.raises(ILPInfeasibleError, match="acyclic"):
         solve_ilp(table)
 

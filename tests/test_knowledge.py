@@ -179,7 +179,7 @@ def _filtered(table: ScoreTable, m, required: np.ndarray) -> ScoreTable:
         need = set(np.flatnonzero(required[:, c]).tolist())
         families.append({ps: s for ps, s in fam.items()
                          if need <= set(ps) and all(m.allowed[p, c] for p in ps)})
-    return ScoreTable(n_vars=table.n_vars, families=families, names=table.names)
+    return ScoreTable.from_families(families, names=table.names)
 
 
 def _random_knowledge(tmp_path: Path, seed: int, undirected: bool):

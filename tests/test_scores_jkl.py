@@ -61,14 +61,14 @@ def test_malformed_files_name_the_line(tmp_path, text, message):
 
 
 def test_names_with_spaces_are_refused(tmp_path):
-    table = ScoreTable(n_vars=1, families=[{(): -1.0}], names=["has space"])
+    table = ScoreTable.from_families([{(): -1.0}], names=["has space"])
     with pytest.raises(JKLError, match="whitespace"):
         write_jkl(table, tmp_path / "x.jkl", use_names=True)
 
 
 def test_digit_names_are_not_renumbered(tmp_path):
     """Names that look like indices keep their variables (the block order numbers them)."""
-    table = ScoreTable(n_vars=3, families=[{(): -1.0, (2,): -0.5}, {(): -2.0}, {(): -3.0, (1,): -2.5}],
+    table = ScoreTable.from_families([{(): -1.0, (2,): -0.5}, {(): -2.0}, {(): -3.0, (1,): -2.5}],
                        names=["2", "0", "1"])
     path = tmp_path / "digits.jkl"
     write_jkl(table, path, use_names=True)

@@ -88,21 +88,16 @@ def restrict_to_bags(table: ScoreTable, bags: Iterable[Iterable[int]]) -> ScoreT
         if bad:
             raise TreewidthInputError(f"bag has vertices outside 0..{n - 1}: {bad[:10]}")
         masks.append(to_mask(members))
-    families, dropped = [], 0
+    keep = np.zeros(table.n_candidates, dtype=bool)
     for v, fam in enumerate(table.families):
         around = [m for m in masks if m >> v & 1]
-        kept = {
-            ps: s for ps, s in fam.items()
-            if not ps or any(to_mask(ps) & ~m == 0 for m in around)
-        }
-        if not kept:
-            label = table.names[v] if table.names else str(v)
-            raise TreewidthInputError(f"child {label!r} has no candidate parent set inside the given cliques")
-        dropped += len(fam) - len(kept)
-        families.append(kept)
-    logger.debug("restricted to %d bags: %d families dropped", len(masks), dropped)
-    meta = {**table.meta, "restricted_to_bags": len(masks)}
-    return ScoreTable(n_vars=n, families=families, names=table.names, meta=meta)
+        rows = table.child_ptr[v] + np.flatnonzero(
+            [not ps or any(to_mask(ps) & ~m == 0 for m in around) for ps in fam])
+        if not rows.size:
+            raise TreewidthInputError(f"child {table.label(v)!r} has no candidate parent set inside the given cliques")
+        keep[rows] = True
+    logger.debug("restricted to %d bags: %d families dropped", len(masks), table.n_candidates - keep.sum())
+    return table.select(keep, {**table.meta, "restricted_to_bags": len(masks)})
 
 
 def structure_bags(within, n: int, k: int | None = None) -> list[frozenset[int]]:
