@@ -25,6 +25,11 @@ Final results only: ``get_or_compute`` asks the stage whether a fresh result is 
 same parameters, which say so) or ``interrupted`` (Ctrl-C: never stored; raised as
 :class:`StageInterrupted` carrying what the stage had).
 
+A time limit that is not one of a stage's parameters (its share of ``--budget``) enters the key
+only when it cut the result: ``get_or_compute(..., limit=seconds)`` stores a final result under
+the plain key, where an unlimited run finds it, and a limited one under the key of the parameters
+plus ``limit``, where only a rerun with the same limit finds it; it looks under both.
+
 The root is chosen by :func:`resolve_cache_dir`: the ``--cache-dir`` option, else the
 environment variable ``HYBRIDBN_CACHE_DIR``, else ``./.hybridbn-cache``.
 """
@@ -298,6 +303,7 @@ class StageCache:
         compute: Callable[[], tuple[dict[str, pd.DataFrame | pa.Table], dict[str, Any]]],
         prepare: Callable[[], Any] | None = None,
         completion: Callable[[dict[str, Any]], str] | None = None,
+        limit: float | None = None,
     ) -> Artifact:
         """Load the artifact for these parameters and inputs, or compute, time and store it.
 
@@ -305,13 +311,17 @@ class StageCache:
         ``prepare()``, run on a miss before the clock starts, does untimed set-up (imports).
         ``completion(meta)`` says how a fresh result ended (:data:`FINAL` when not given): a
         :data:`LIMITED` one is stored with that mark, an :data:`INTERRUPTED` one is not stored
-        but raised as :class:`StageInterrupted`.
+        but raised as :class:`StageInterrupted`. ``limit``: the stage's time limit when it is not
+        in ``params`` (see the module docstring).
         """
         key = stage_key(stage, version, params, inputs)
-        hit = self.load(stage, key)
-        if hit is not None:
-            logger.debug("cache hit %s/%s", stage, key)
-            return hit
+        limited_params = None if limit is None else {**params, "limit": limit}
+        keys = [key] if limited_params is None else [key, stage_key(stage, version, limited_params, inputs)]
+        for k in keys:
+            hit = self.load(stage, k)
+            if hit is not None:
+                logger.debug("cache hit %s/%s", stage, k)
+                return hit
         if self.read_only:
             raise NotCached(f"{stage}/{key} is not in the cache {self.root}")
         if prepare is not None:
@@ -324,6 +334,8 @@ class StageCache:
                             completion=completion(meta) if completion is not None else FINAL)
         if artifact.completion == INTERRUPTED:
             raise StageInterrupted(artifact)
+        if artifact.completion == LIMITED and limited_params is not None:
+            artifact.key, params = keys[1], limited_params
         self.store(artifact, params, inputs, version)
         return artifact
 

@@ -270,10 +270,13 @@ def _completion_notes(artifacts) -> list[str]:
     for stage, art in artifacts.items():
         if art.completion == FINAL:
             continue
-        status = art.meta.get("result", {}).get("status") if stage == "solve" else art.meta.get("cops_status")
+        result = art.meta.get("result", {})
+        status = result.get("status") if stage == "solve" else art.meta.get("status")
         origin = "reused from the cache" if art.cached else "cached with this status"
-        notes.append(f"note: the {stage} stage stopped at a limit (status {status}), not a final result; "
-                     f"{origin}: a rerun with the same options reuses it, a larger limit continues from it")
+        larger = "continues from it" if stage == "solve" else "recomputes it"
+        reason = f" ({result['reason']})" if "reason" in result else ""
+        notes.append(f"note: the {stage} stage stopped at a limit (status {status}{reason}), not a final result; "
+                     f"{origin}: a rerun with the same options reuses it, a larger limit {larger}")
     return notes
 
 

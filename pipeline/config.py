@@ -62,9 +62,9 @@ KNOWLEDGE = (
 )
 """Expert-knowledge files (:mod:`pipeline.knowledge`), honoured by every stage."""
 BUDGET = Param("budget", SECONDS, None,
-               "one wall-clock budget for restriction, scoring and solving together: the solver gets what is "
-               "left and returns its best DAG with bound and gap (cops may use half); ilp, kg, kastar "
-               "(default: none)", metavar="SECONDS", grid="budget", axis=False)
+               "one wall-clock budget for restriction, scoring and solving together: the restriction may use "
+               "half, the scoring half of the rest, each stopping with what it has; the solver gets what is "
+               "left and returns its best DAG with bound and gap; ilp, kg, kastar (default: none)", metavar="SECONDS", grid="budget", axis=False)
 BOOTSTRAP = (
     Param("bootstrap", INT, None, "also learn B networks from resamples of the rows (seeded by --seed; on -j "
           "processes or --scheduler) and write strengths.csv and the averaged network (averaged.csv, "

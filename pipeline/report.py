@@ -97,12 +97,17 @@ def stage_details(stage: str, art: Artifact) -> str:
         )
         if m.get("method") == "cops":
             text += f"; cops {m.get('cops_status')}, treewidth {_num(m.get('treewidth'))}"
+        elif m.get("status") == "timeout":
+            text += "; stopped at its time limit (a superset of its skeleton)"
         return text
     if stage == "scores" and "file" in m:
         return f"{m['n_candidates']} parent sets of {m['n_vars']} variables read from {m['file']}"
     if stage == "scores":
         pruning = _pruning(m.get("table_meta", {}))
-        return f"{m['n_candidates']} candidate parent sets kept" + (f"; {pruning}" if pruning else "")
+        unscored = m.get("table_meta", {}).get("unscored")
+        cut = (f"; stopped at its time limit: {len(unscored)} children unscored (required or empty set only)"
+               if unscored else "")
+        return f"{m['n_candidates']} candidate parent sets kept" + (f"; {pruning}" if pruning else "") + cut
     if stage == "solve":
         r = m["result"]
         text = f"objective {_num(r.get('objective'))}, gap {_pct(r.get('gap'))}, status {r.get('status')}"
@@ -151,9 +156,10 @@ def format_run_summary(cfg: RunConfig, artifacts: Mapping[str, Artifact], output
         from pipeline.budget import budget_record
 
         record = budget_record(cfg, artifacts)
-        lines.append(f"{'budget':<9} {cfg.budget:8.2f}s          solver time limit "
+        cut = [stage for stage, got in record["stages"].items() if got["limited"]]
+        lines.append(f"{'budget':<9} {cfg.budget:8.3g}s          solver time limit "
                      f"{record['stages']['solve']['limit']:g} s after {record['used'] - artifacts['solve'].seconds:.2f} s "
-                     "of restriction and scoring")
+                     "of restriction and scoring" + (f"; stopped by their limits: {', '.join(cut)}" if cut else ""))
     if output is not None:
         lines += ["", f"learned network written to {output}/"]
     return "\n".join(lines)

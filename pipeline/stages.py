@@ -10,12 +10,15 @@ parameters and its inputs' keys (Su 2023, section 5.6, describes the restrict/sc
 split). Which parameters enter a key is declared with each method (:func:`method_key`); the
 algorithm packages are imported inside the run functions, so a missing one only disables its stage.
 
-When a result is final (:func:`solve_completion`, :func:`restrict_completion`): a solve is final
+When a result is final (:func:`solve_completion`, :func:`timeout_completion`): a solve is final
 when the solver finished (ILP ``optimal``, GES/SGES ``converged``, k-G/k-A* ``exhausted``);
 stopped by a limit (``timelimit``, a cops time limit, ...) it is *limited*: cached with its
 status and reused by a rerun with the same limit; interrupted (SCIP ``userinterrupt``) it is
-never cached. A non-final exact-ILP result also leaves its incumbent (:mod:`pipeline.incumbent`),
-from which any later solve of the same problem (e.g. with a larger time limit) warm-starts.
+never cached. A restriction or score table stopped by a time limit (status ``timeout``) is
+limited too; one cut by its share of ``--budget`` is cached under its key plus that limit
+(:mod:`pipeline.budget`). A non-final exact-ILP result also leaves its incumbent
+(:mod:`pipeline.incumbent`), from which any later solve of the same problem (e.g. with a larger
+time limit) warm-starts.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from constraints.methods import RESTRICTION, ci_test
+from hybridbn.deadline import Deadline
 from hybridbn.options import Choice, Param
 from pipeline import incumbent
 from pipeline.cache import FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted, file_sha256
@@ -174,8 +178,13 @@ def knowledge_matrices(cfg: RunConfig, data: Artifact | list[str]):
     return knowledge_of(cfg).matrices(names)
 
 
+def _deadline(limit: float | None) -> Deadline | None:
+    """The deadline of a stage starting now with time limit ``limit`` (None: none)."""
+    return None if limit is None else Deadline.after(limit)
+
+
 def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False,
-                   n_jobs: int = 1, executor=None, n_groups: int = 1) -> Artifact:
+                   n_jobs: int = 1, executor=None, n_groups: int = 1, limit: float | None = None) -> Artifact:
     """Restriction: which edges the score stage may use (PC skeleton, PMMS, MMPC, cops, or the
     sparse candidate parents of :mod:`scores.identification`); the candidate scores and the PC
     tests are computed in ``n_jobs`` threads, or each PC level as ``n_groups`` tasks on
@@ -184,12 +193,14 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
     For cops-and-robbers the tree decomposition it found (Talvitie & Parviainen, section 3.1)
     is kept in the metadata (``bags``, ``tree_edges``, ``treewidth``) for ``--within-bags``.
     The candidate restriction is directional: its frame ``allowed`` lists the allowed arcs
-    ``parent -> child``.
+    ``parent -> child``. ``limit``: the stage's time limit under ``--budget``; a CI-test method
+    past it returns a superset of its skeleton with status ``timeout`` (:mod:`pipeline.budget`).
     """
     params = restrict_params(cfg)
     method = RESTRICTION[cfg.method]
 
     def compute():
+        deadline = _deadline(limit)
         if method.run is None:
             return {}, {"method": "none", "n_tests": 0, "tests_by_order": {}, "removed_by_order": {}}
         dataset = dataset_of(data)
@@ -199,7 +210,11 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         test = ci_test(dataset.data, dataset.arities, cfg)
         n = dataset.data.shape[1]
         restriction, extra = method.run(test, n, cfg, keep=None if know is None else know.adjacent,
-                                        progress=progress, n_jobs=n_jobs, executor=executor, n_groups=n_groups)
+                                        progress=progress, n_jobs=n_jobs, executor=executor, n_groups=n_groups,
+                                        deadline=deadline)
+        if restriction.status == "timeout":
+            logger.warning("the %s restriction stopped at its time limit: it allows %d of %d pairs, a superset "
+                           "of its skeleton", cfg.method, restriction.n_allowed, n * (n - 1) // 2)
         if cfg.add_candidates:
             restriction, extra["n_added_by_candidates"] = _add_candidates(restriction, cfg, dataset, n_jobs, know)
         if know is not None:  # required pairs: never tested, never removed
@@ -215,12 +230,13 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
             _warm_up_restriction(dataset_of(data), cfg, method)
 
     return cache.get_or_compute("restrict", VERSIONS["restrict"], params, {"data": data.key}, compute, prepare,
-                                restrict_completion)
+                                timeout_completion, limit)
 
 
-def restrict_completion(meta: dict[str, Any]) -> str:
-    """A cops restriction stopped by ``--cops-time-limit`` is limited; every other one final."""
-    return LIMITED if meta.get("cops_status") == "timeout" else FINAL
+def timeout_completion(meta: dict[str, Any]) -> str:
+    """A restriction or score table a time limit cut (``--cops-time-limit``, ``--budget``: status
+    ``timeout``) is limited; a finished one final."""
+    return LIMITED if meta.get("status") == "timeout" else FINAL
 
 
 def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int,
@@ -324,16 +340,21 @@ def scores_stage(
     n_jobs: int = 1,
     executor=None,
     groups: int = 1,
+    limit: float | None = None,
 ) -> Artifact:
     """Local scores of the candidate parent sets allowed by the restriction, with exact pruning.
 
     With an ``executor`` and ``groups > 1`` the children are scored as ``groups`` tasks on it
     (:mod:`pipeline.split_scores`); the table is the same, so the cache key does not change.
+    ``limit``: the stage's time limit under ``--budget``; the children not started by then keep
+    only their required (or empty) parent set, listed as the table's ``unscored``, and the
+    stage's status is ``timeout`` (:mod:`pipeline.budget`).
     """
     params = score_params(cfg)
 
     def compute():
         score_table = SCORE[cfg.score].run
+        deadline = _deadline(limit)
         dataset = dataset_of(data)
         n = dataset.data.shape[1]
         allowed, names = allowed_of(restrict), list(dataset.names)
@@ -345,10 +366,14 @@ def scores_stage(
             from pipeline.split_scores import split_score_table
 
             table = split_score_table(executor, dataset.data, dataset.arities, groups, allowed=allowed, names=names,
-                                      score=cfg.score, ess=cfg.ess, palim=cfg.palim, **required)
+                                      score=cfg.score, ess=cfg.ess, palim=cfg.palim, deadline=deadline, **required)
         else:
             table = score_table(dataset.data, dataset.arities, cfg, allowed=allowed, names=names, n_jobs=n_jobs,
-                                progress=progress, **required)
+                                progress=progress, deadline=deadline, **required)
+        unscored = table.meta["unscored"]
+        if unscored:
+            logger.warning("the scoring stopped at its %g s of the budget: %d of %d children keep only their "
+                           "required (or empty) parent set", limit, len(unscored), n)
         if know is not None and len(know.undirected):
             from pipeline.knowledge import add_adjacency_families
 
@@ -357,7 +382,8 @@ def scores_stage(
                                    required=required_c)
 
             table = add_adjacency_families(table, know, allowed, build)
-        meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta)}
+        meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta),
+                "status": "timeout" if unscored else "ok"}
         return {"table": table.to_arrow()}, meta
 
     inputs = {"data": data.key, "restrict": restrict.key}
@@ -366,7 +392,8 @@ def scores_stage(
         _compiled(cfg)
         _warm_up_scores(dataset_of(data), cfg)
 
-    return cache.get_or_compute("scores", VERSIONS["scores"], params, inputs, compute, prepare)
+    return cache.get_or_compute("scores", VERSIONS["scores"], params, inputs, compute, prepare,
+                                timeout_completion, limit)
 
 
 def score_file_stage(cache: StageCache, cfg: RunConfig) -> Artifact:
@@ -408,6 +435,18 @@ FINAL_STATUSES = frozenset({"optimal", "infeasible", "converged", "exhausted", "
 INTERRUPTED_STATUSES = frozenset({"userinterrupt"})
 
 
+def cut_table_result(result: dict[str, Any], unscored: list[int]) -> dict[str, Any]:
+    """A solver's ``result`` on a score table the budget cut (children ``unscored``): the DAG and
+    its objective stand (each of its families is scored exactly), but the solver's bound holds
+    only for the cut table, so the status is ``limited`` (its own is kept as ``solver_status``;
+    an interruption stays one), with no bound or gap and the ``reason``."""
+    status = result.get("status")
+    return {**result, "status": status if status in INTERRUPTED_STATUSES else "limited", "solver_status": status,
+            "dual_bound": None, "gap": None,
+            "reason": f"the budget ended the scoring: {len(unscored)} children kept only their required (or "
+                      "empty) parent set, so no bound on the best score is known"}
+
+
 def solve_completion(meta: dict[str, Any]) -> str:
     """Final, limited or interrupted, from the solver's status (see the module docstring)."""
     status = meta["result"].get("status")
@@ -423,7 +462,8 @@ def solve_stage(
 
     The exact ILP of Su 2023 section 5.6 and k-G / k-A* read the score table; GES and SGES read
     the data and the restriction. The exact ILP warm-starts from the incumbent a non-final
-    solve of the same problem left (:mod:`pipeline.incumbent`).
+    solve of the same problem left (:mod:`pipeline.incumbent`). On a score table the budget cut
+    the result claims no bound (:func:`cut_table_result`).
     """
     params = solve_params(cfg)
     names = variable_names({"data": data} if data is not None else {"scores": scores})
@@ -448,6 +488,8 @@ def solve_stage(
         if cfg.within_bags:
             inputs.bags = bags_of(restrict)
         solution = SOLVER[cfg.solver].run(cfg, inputs)
+        if scores is not None and scores.meta.get("status") == "timeout":
+            solution.summary = cut_table_result(solution.summary, scores.meta["table_meta"]["unscored"])
         if inputs.knowledge is not None:
             from pipeline.knowledge import check_solution
 
@@ -529,7 +571,8 @@ def run_stages(
     (e.g. a Dask cluster), ``score_groups`` tasks do (per PC level). ``frame``: the data as a
     table (the Python API) instead of a network or a file. A score file (``cfg.scores``) skips
     data, restriction and evaluation.
-    With ``cfg.budget`` the restriction and the solver get the time limits of :mod:`pipeline.budget`.
+    With ``cfg.budget`` the restriction, the scoring and the solver get the time limits of
+    :mod:`pipeline.budget`.
     A stage interrupted with a result raises :class:`StageInterrupted` holding the artifacts so far.
     """
     out: dict[str, Artifact] = {}
@@ -559,15 +602,16 @@ def _run_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_g
 def model_stages(out: dict[str, Artifact], cache: StageCache, cfg: RunConfig, last: int, progress: bool = False,
                  n_jobs: int = 1, score_executor=None, score_groups: int = 1) -> None:
     """The stages after the data (``out["data"]``) up to ``STAGES[last]``, into ``out``; with
-    ``cfg.budget`` the restriction and the solver get the time limits of :mod:`pipeline.budget`."""
-    from pipeline.budget import restrict_config, solve_config
+    ``cfg.budget`` the restriction, the scoring and the solver get the time limits of
+    :mod:`pipeline.budget`."""
+    from pipeline.budget import restrict_limit, scores_limit, solve_config
 
     if last >= 1:
-        out["restrict"] = restrict_stage(cache, restrict_config(cfg), out["data"], progress, n_jobs,
-                                         score_executor, score_groups)
+        out["restrict"] = restrict_stage(cache, cfg, out["data"], progress, n_jobs, score_executor, score_groups,
+                                         restrict_limit(cfg))
     if last >= 2 and cfg.solver in TABLE_SOLVERS:
         out["scores"] = scores_stage(cache, cfg, out["data"], out["restrict"], progress, n_jobs,
-                                     score_executor, score_groups)
+                                     score_executor, score_groups, scores_limit(cfg, out))
     if last >= 3:
         out["solve"] = solve_stage(cache, solve_config(cfg, out), out["data"], out["restrict"], out.get("scores"))
     if last >= 4:

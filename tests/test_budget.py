@@ -7,7 +7,7 @@ import json
 import pytest
 
 import hybridbn
-from pipeline.budget import MIN_SOLVE_SECONDS, RESTRICT_SHARE, restrict_config, solve_config
+from pipeline.budget import MIN_SOLVE_SECONDS, RESTRICT_SHARE, SCORES_SHARE, restrict_limit, scores_limit, solve_config
 from pipeline.cache import Artifact
 from pipeline.cli import main
 from pipeline.config import RunConfig
@@ -29,13 +29,14 @@ def test_solver_gets_what_restriction_and_scoring_left(budget, time_limit, used,
     assert solve_config(cfg, spent(*used)).time_limit == pytest.approx(expected)
 
 
-def test_cops_gets_at_most_its_share():
-    cops = RunConfig(network="asia", method="cops", budget=20.0).validated()
-    assert restrict_config(cops).cops_time_limit == RESTRICT_SHARE * 20.0
-    assert restrict_config(RunConfig(network="asia", method="cops", budget=20.0, cops_time_limit=3.0)
-                           .validated()).cops_time_limit == 3.0
-    pc = RunConfig(network="asia", budget=20.0).validated()
-    assert restrict_config(pc) == pc
+@pytest.mark.parametrize("method", ["pc", "pmms", "mmpc", "cops", "none"])
+def test_restriction_and_scoring_get_their_shares_of_what_is_left(method):
+    cfg = RunConfig(network="asia", method=method, budget=20.0).validated()
+    assert restrict_limit(cfg) == RESTRICT_SHARE * 20.0
+    assert scores_limit(cfg, spent(4.0, 100.0)) == SCORES_SHARE * 16.0  # the scores' own time is not yet spent
+    assert scores_limit(cfg, spent(25.0, 0.0)) == 0.0
+    unlimited = RunConfig(network="asia", method=method).validated()
+    assert restrict_limit(unlimited) is None and scores_limit(unlimited, spent(1.0, 1.0)) is None
 
 
 def test_run_records_what_each_stage_got_and_reruns_from_the_cache(tmp_path, capsys):
@@ -52,8 +53,59 @@ def test_run_records_what_each_stage_got_and_reruns_from_the_cache(tmp_path, cap
     assert budget["stages"]["solve"]["limit"] == pytest.approx(left, abs=1e-3)
     assert stages["solve"]["meta"]["result"]["status"] == "optimal" and record["result"]["gap"] == 0
     assert budget["used"] == pytest.approx(sum(stages[s]["seconds"] for s in ("restrict", "scores", "solve")))
+    assert not any(got["limited"] for got in budget["stages"].values())
     again = hybridbn.learn("asia", rows=500, budget=30, cache_dir=tmp_path / "c")
     assert all(again.cached.values()) and again.budget == budget
+    unlimited = hybridbn.learn("asia", rows=500, cache_dir=tmp_path / "c")  # finished in time: the same stages
+    assert unlimited.cached["restrict"] and unlimited.cached["scores"] and not unlimited.cached["solve"]
+
+
+def test_a_budget_spent_at_once_cuts_each_stage_and_the_result_claims_no_bound(tmp_path, capsys):
+    """1e-9 s: restriction and scoring get 0 s (a deadline passed at their first check); the solver
+    still returns a DAG, whose status says it is not the proven optimum."""
+    argv = ["--network", "asia", "--rows", "500", "--budget", "1e-9", "--cache-dir", str(tmp_path / "c"),
+            "--output-dir", str(tmp_path / "o")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "stopped by their limits: restrict, scores, solve" in out
+    record = json.loads((next((tmp_path / "o").iterdir()) / "result.json").read_text())
+    got = record["budget"]["stages"]
+    assert {stage: (got[stage]["limit"], got[stage]["limited"]) for stage in got} == {
+        "restrict": (0.0, True), "scores": (0.0, True), "solve": (MIN_SOLVE_SECONDS, True)}
+    assert all(got[stage]["seconds"] == record["stages"][stage]["seconds"] for stage in got)
+    restrict, scores = record["stages"]["restrict"]["meta"], record["stages"]["scores"]["meta"]
+    assert restrict["status"] == "timeout" and restrict["n_allowed"] == restrict["n_pairs"] == 28
+    assert scores["status"] == "timeout" and scores["table_meta"]["unscored"] == list(range(8))
+    assert scores["n_candidates"] == 8
+    result = record["result"]
+    assert (result["status"], result["solver_status"], result["dual_bound"], result["gap"]) == (
+        "limited", "optimal", None, None)
+    assert "no bound" in result["reason"]
+    again = hybridbn.learn("asia", rows=500, budget=1e-9, cache_dir=tmp_path / "c")
+    assert all(again.cached.values()) and again.status == "limited" and again.bound is None
+    assert again.arcs == [] and again.objective == pytest.approx(result["objective"])  # the empty sets' DAG
+    unlimited = hybridbn.learn("asia", rows=500, cache_dir=tmp_path / "c")  # never the cut stages
+    assert not (unlimited.cached["restrict"] or unlimited.cached["scores"]) and unlimited.status == "optimal"
+    assert unlimited.counts["restrict"]["n_allowed"] < 28
+
+
+@pytest.mark.parametrize("method", ["pmms", "mmpc"])
+def test_every_restriction_method_stops_at_its_share(tmp_path, method):
+    cut = hybridbn.learn("asia", rows=500, method=method, budget=1e-9, stage="restrict", cache_dir=tmp_path)
+    meta = cut.counts["restrict"]
+    assert meta["status"] == "timeout" and meta["n_allowed"] == meta["n_pairs"]
+    assert cut.artifacts["restrict"].completion == "limited"
+
+
+def test_cops_take_their_share_as_time_limit(tmp_path):
+    """The cops check a time limit (every 1000 oracle calls): what was left of their share, or
+    ``--cops-time-limit`` when shorter."""
+    def limit(**options):
+        run = hybridbn.learn("asia", rows=500, method="cops", budget=20, stage="restrict", use_cache=False,
+                             **options)
+        return run.counts["restrict"]["params"]["time_limit"]
+
+    assert RESTRICT_SHARE * 20 - 1 < limit() <= RESTRICT_SHARE * 20 and limit(cops_time_limit=3) == 3
 
 
 def test_anytime_solver_and_score_file_runs_take_the_budget(tmp_path):

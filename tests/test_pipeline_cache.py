@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 
 from pipeline.cache import (
+    FINAL,
+    LIMITED,
     Artifact,
     CacheError,
     StageCache,
@@ -65,6 +67,31 @@ def test_roundtrip_and_hit(tmp_path):
     manifest = json.loads((tmp_path / "scores" / first.key / "manifest.json").read_text())
     assert manifest["params"] == {"palim": 3} and "pandas" in manifest["libraries"]
     assert set(manifest["files"]) == {"table"}
+
+
+def test_a_result_its_limit_cut_is_cached_apart_from_the_unlimited_one(tmp_path):
+    """``limit`` enters the key only of a limited result: an unlimited run never reuses it, a
+    rerun with the same limit does; a final result is the unlimited run's, whatever the limit."""
+    cache = StageCache(tmp_path)
+    calls = []
+
+    def run(completion: str, limit: float | None):
+        def compute():
+            calls.append(completion)
+            return {}, {"status": completion}
+        return cache.get_or_compute("scores", "1", {"palim": 3}, {}, compute, completion=lambda m: m["status"],
+                                    limit=limit)
+
+    plain = stage_key("scores", "1", {"palim": 3}, {})
+    cut = run(LIMITED, 2.0)
+    assert cut.key == stage_key("scores", "1", {"palim": 3, "limit": 2.0}, {}) != plain
+    assert run(LIMITED, 2.0).cached and not run(LIMITED, 3.0).cached
+    assert not run(FINAL, None).cached and run(LIMITED, 2.0).meta["status"] == FINAL
+    assert calls == [LIMITED, LIMITED, FINAL]
+    finished = StageCache(tmp_path / "other")
+    first = finished.get_or_compute("scores", "1", {}, {}, lambda: ({}, {}), limit=1.0)
+    assert first.key == stage_key("scores", "1", {}, {}) and finished.get_or_compute(
+        "scores", "1", {}, {}, lambda: ({}, {})).cached
 
 
 def test_disabled_cache_never_writes(tmp_path):
