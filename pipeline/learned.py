@@ -81,7 +81,8 @@ class LearnResult:
 
     @property
     def bound(self) -> float | None:
-        """Upper bound on the best score (exact ILP; None for the heuristics)."""
+        """Upper bound on the best score (exact ILP; None for the heuristics, and when ``--budget``
+        cut the scoring: see :attr:`status`)."""
         return self.solver_result.get("dual_bound")
 
     @property
@@ -91,7 +92,9 @@ class LearnResult:
 
     @property
     def status(self) -> str:
-        """Solver status, e.g. ``optimal``, ``timelimit``, ``converged``."""
+        """Solver status, e.g. ``optimal``, ``timelimit``, ``converged``; ``limited`` when ``--budget``
+        cut the scoring (the solver's own status is ``solver_result["solver_status"]``, the
+        reason ``solver_result["reason"]``)."""
         return str(self.solver_result.get("status"))
 
     # ---------------------------------------------------------------------------- stages

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 import hybridbn
 from pipeline.budget import MIN_SOLVE_SECONDS, RESTRICT_SHARE, SCORES_SHARE, restrict_limit, scores_limit, solve_config
-from pipeline.cache import Artifact
+from pipeline.cache import Artifact, StageCache
 from pipeline.cli import main
 from pipeline.config import RunConfig
-from pipeline.grid import _param_columns, parse_grid
+from pipeline.grid import _param_columns, parse_grid, run_grid
 
 
 def spent(restrict: float, scores: float) -> dict[str, Artifact]:
@@ -133,9 +134,22 @@ def test_bad_budget_is_a_one_line_error(capsys, tmp_path, argv, message):
     assert not (tmp_path / "c").exists()
 
 
-def test_grid_key():
+def test_grid_key(tmp_path):
     grid = parse_grid('networks = ["asia"]\nbudget = 60\n', name="g")
     assert [cfg.budget for cfg in grid.configs] == [60.0]
     assert _param_columns(grid.configs[0])["budget"] == 60.0  # a column of the results table
     with pytest.raises(ValueError, match="--budget must be a positive"):
         parse_grid('networks = ["asia"]\nbudget = -1\n', name="g")
+    spent = parse_grid('networks = ["asia"]\nrows = 300\nbaseline = false\nbudget = 1e-9\n', name="g")
+    row = run_grid(spent, StageCache(tmp_path)).iloc[0]
+    assert row["budget"] == 1e-9 and row["status"] == "limited" and pd.isna(row["gap"])
+
+
+def test_a_cut_table_still_holds_the_families_required_adjacencies_need(tmp_path):
+    """Undirected requirements need families with the partner: they are scored even past the deadline."""
+    required = tmp_path / "r.csv"
+    required.write_text("source,target,directed\nasia,tub,true\nsmoke,lung,false\n")
+    cut = hybridbn.learn("asia", rows=500, budget=1e-9, required=str(required), use_cache=False)
+    assert cut.status == "limited" and cut.counts["scores"]["table_meta"]["unscored"] == list(range(8))
+    arcs = set(cut.arcs)
+    assert ("asia", "tub") in arcs and {("smoke", "lung"), ("lung", "smoke")} & arcs
