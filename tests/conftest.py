@@ -2,7 +2,26 @@
 
 import pytest
 
+from pipeline import kernels
 from pipeline.cli import main
+
+
+@pytest.fixture(autouse=True, scope="session")
+def kernels_compile_on_first_call():
+    """No warm-up run before a kind of run's first stage: the tests compile every kernel they
+    call anyway, and the warm-up (a whole pipeline run on bundled data, solvers to their time
+    limit) would add one such run for each of the suite's dozens of kinds of run. The stamp file
+    is marked as usual, so that subprocess runs skip their warm-up too, and is put back as it was
+    afterwards. tests/test_startup.py tests the warm-up's bookkeeping and its configuration."""
+    stamp = kernels.stamp_path()
+    before = stamp.read_bytes() if stamp.exists() else None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernels, "_warm_up", lambda cfg: None)
+        yield
+    if before is None:
+        stamp.unlink(missing_ok=True)
+    else:
+        stamp.write_bytes(before)
 
 
 @pytest.fixture
