@@ -1,6 +1,7 @@
 """Treewidth of undirected graphs: greedy upper bounds (min-fill, min-degree), the minor-min-width lower
 bound, and an exact dynamic programme over vertex subsets (Bodlaender, Fomin, Koster, Kratsch &
-Thilikos 2006, "On exact algorithms for treewidth", recurrence TW(S) with upper-bound pruning).
+Thilikos 2006, "On exact algorithms for treewidth", recurrence TW(S) with upper-bound pruning);
+edge-minimal subgraphs of treewidth ``> k`` (:func:`minimal_obstruction`).
 For the treewidth of a Bayesian network use its moral graph (``graphs.moral.moral_graph``).
 """
 
@@ -291,6 +292,30 @@ def width_at_most(G, k: int, max_states: int = 1_000_000) -> bool:
     if treewidth_lower_bound(M) > k:
         return False
     return treewidth_exact(M, max_states).width <= k
+
+
+def minimal_obstruction(G: np.ndarray, k: int, priority: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """Edges ``(a, b)``, ``a < b``, of an edge-minimal subgraph of ``G`` of treewidth ``> k``.
+
+    ``G`` must have treewidth ``> k``. Vertices (fewest neighbours first), then edges (lowest
+    ``priority[a, b]`` first; default: index order) are deleted while the width stays ``> k``.
+    """
+    H = np.array(G, dtype=bool)
+    for v in np.argsort(H.sum(axis=1), kind="stable").tolist():
+        if not H[v].any():  # isolated: deleting it changes nothing
+            continue
+        trial = H.copy()
+        trial[v, :] = trial[:, v] = False
+        if not width_at_most(trial, k):
+            H = trial
+    edges = list(zip(*(t.tolist() for t in np.nonzero(np.triu(H)))))
+    if priority is not None:
+        edges.sort(key=lambda e: priority[e])
+    for a, b in edges:
+        H[a, b] = H[b, a] = False
+        if width_at_most(H, k):
+            H[a, b] = H[b, a] = True
+    return list(zip(*(t.tolist() for t in np.nonzero(np.triu(H)))))
 
 
 def dag_treewidth(A, exact: bool = True, max_states: int = 1_000_000) -> TreewidthResult:

@@ -6,7 +6,7 @@ front: convexity (exactly one parent set per child, a set partitioning row), the
 constraints ``I(u -> v) + I(v -> u) <= 1``, the set-packing rows of larger clusters
 (:mod:`ilp.set_packing`) and, optionally, all 3-node cluster constraints.
 The remaining (exponentially many) cluster constraints are separated by
-:mod:`ilp.cluster_cuts`.
+:mod:`ilp.conshdlr_cluster`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """``solve_ilp``: provably optimal DAG for a score table by the GOBNILP-style IP on SCIP.
 
 Assembles the model (:mod:`ilp.model`, with GOBNILP's set-packing rows), the cluster-cut
-constraint handler (:mod:`ilp.cluster_cuts`, with GOBNILP's 4-node convex-hull cuts), the
-sink-finding heuristic and greedy warm start (:mod:`ilp.heuristics`), and sets SCIP parameters
+constraint handler (:mod:`ilp.conshdlr_cluster`, with GOBNILP's 4-node convex-hull cuts), the
+sink-finding heuristic and greedy warm start (:mod:`ilp.heur_sinks`), and sets SCIP parameters
 in the spirit of GOBNILP (Bartlett & Cussens 2017; GOBNILP manual): SCIP's own primal
 heuristics off, cluster cuts separated at every node (``sepa_freq`` 1; the exact sub-IP only at
 the root), light presolving, cheap branching.
@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from pyscipopt import SCIP_HEURTIMING, SCIP_PARAMSETTING, SCIP_STAGE
+from pyscipopt import SCIP_PARAMSETTING, SCIP_STAGE
 
 from graphs.dag import find_cycle
 from hybridbn.errors import HybridBNError
-from ilp.cluster_cuts import ClusterConshdlr
-from ilp.heuristics import SinksHeur, sinks_dag
+from ilp.conshdlr_cluster import include_cluster_conshdlr
+from ilp.heur_sinks import include_sinks_heur
 from ilp.model import FamilyModel, build_model
+from ilp.plugin import plugin_stats, raise_plugin_error
 from ilp.portfolio import DP_MAX_VARS, solve_by_dp, use_dp
 from ilp.problem import ILPInfeasibleError, ILPInputError, build_problem
 from ilp.result import ILPResult
@@ -137,8 +138,8 @@ def solve_ilp(
     only (validation and model building come before it). ``extend(fm)`` (or each of a sequence of
     such hooks), if given, is called on the :class:`ilp.model.FamilyModel` once the plugins above
     are in place and before the warm start; it may add variables, rows, plugins and start solutions (e.g. the treewidth bound of
-    :mod:`ilp.treewidth.elimination`) and returns its plugins: their ``error`` is re-raised after the solve
-    and their ``stats`` dicts are merged into the result's.
+    :mod:`ilp.treewidth.elimination`) and returns its plugins (:class:`ilp.plugin.Plugin`): their ``error`` is re-raised after the
+    solve and their ``stats`` dicts are merged into the result's.
 
     Raises :class:`ILPInputError` (a ``ValueError``) on bad input before the solver starts,
     :class:`ILPInfeasibleError` if no acyclic choice of candidate parent sets exists, and
@@ -158,30 +159,14 @@ def solve_ilp(
     model = fm.model
     _set_parameters(model, time_limit=time_limit, verbose=verbose, seed=seed, scip_params=scip_params)
 
-    conshdlr = ClusterConshdlr(problem, fm.x, subip=subip, subip_time_limit=subip_time_limit,
-                               subip_maxdepth=subip_maxdepth, convex4=convex4, seed=seed)
-    model.includeConshdlr(
-        conshdlr, "dagcluster", "acyclicity by cluster constraints",
-        sepapriority=100000, enfopriority=-100, chckpriority=-100,
-        sepafreq=sepa_freq, propfreq=prop_freq, eagerfreq=-1, needscons=True,
-    )
-    model.addPyCons(model.createCons(conshdlr, "acyclic", initial=False, separate=True,
-                                     enforce=True, check=True, propagate=True, removable=False))
+    conshdlr = include_cluster_conshdlr(fm, subip=subip, subip_time_limit=subip_time_limit,
+                                        subip_maxdepth=subip_maxdepth, convex4=convex4, seed=seed,
+                                        sepa_freq=sepa_freq, prop_freq=prop_freq)
     for a in fm.arcs.values():
         model.chgVarBranchPriority(a, arc_branch_priority)
-    heur = SinksHeur(problem, fm.x, fm.arcs, order_search=order_search)
-    # also between the cut rounds: on large tables the root's rounds take minutes and the
-    # incumbent would otherwise stay the warm start until the root is done
-    model.includeHeur(heur, "sinks", "sink-finding heuristic on the LP solution", "k",
-                      priority=1000, freq=sinks_freq,
-                      timingmask=SCIP_HEURTIMING.AFTERLPNODE | SCIP_HEURTIMING.DURINGLPLOOP)
+    heur = include_sinks_heur(fm, freq=sinks_freq, order_search=order_search)
     plugins = [conshdlr, heur] + [plugin for hook in hooks for plugin in hook(fm)]
-    warm = None
-    if warm_start:
-        warm = sinks_dag(problem)
-        if warm is not None:
-            warm = heur.polish(warm)
-            model.addSol(heur.make_solution(warm))
+    warm = heur.add_warm_start() if warm_start else None
     t_build = time.perf_counter() - t0
     t_first = t_build if warm is not None else None
 
@@ -191,9 +176,7 @@ def solve_ilp(
         t_first = t_build + min(model.getSolTime(s) for s in model.getSols())
     if verbose:
         model.printStatistics()
-    for plugin in plugins:
-        if plugin.error is not None:
-            raise plugin.error
+    raise_plugin_error(plugins)
     status = model.getStatus()
     if status == "infeasible":
         raise ILPInfeasibleError("no acyclic choice of the candidate parent sets exists")
@@ -226,9 +209,8 @@ def solve_ilp(
         # SCIP leaves the root bound unset when the search ends at the root
         "root_dual_bound": float(model.getDualboundRoot()) if counts["nodes"] > 1 else dual,
         "first_incumbent_s": t_first,
+        **plugin_stats(plugins),
     }
-    for plugin in plugins:
-        stats.update(plugin.stats)
     logger.info("ILP %s: objective %.6f, dual bound %.6f, %d nodes, %.2f s",
                 status, objective, dual, stats["nodes"], t_solve)
     return ILPResult(

@@ -16,6 +16,7 @@ from graphs.treedec import (
 )
 from graphs.treewidth import (
     greedy_elimination_order,
+    minimal_obstruction,
     treewidth_exact,
     treewidth_lower_bound,
     treewidth_upper_bound,
@@ -246,3 +247,37 @@ def test_decompositions_are_rooted_at_bag_zero():
         children = [c for _, c in td.edges]
         assert all(p < c for p, c in td.edges) and len(set(children)) == len(children)
         assert 0 not in children
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_minimal_obstruction_is_edge_minimal(seed):
+    """The edge set has treewidth > k, and dropping any one edge brings it to <= k."""
+    rng = np.random.default_rng(seed)
+    n, k = 9, 1 + seed % 3
+    G = np.triu(rng.random((n, n)) < 0.55, 1)
+    G = G | G.T
+    if treewidth_exact(G).width <= k:
+        G = random_k_tree(n, k + 1, seed).adjacency
+    F = minimal_obstruction(G, k, priority=rng.random((n, n)))
+    H = np.zeros((n, n), dtype=bool)
+    for a, b in F:
+        assert a < b and G[a, b]
+        H[a, b] = H[b, a] = True
+    assert treewidth_exact(H).width > k
+    for a, b in F:
+        H[a, b] = H[b, a] = False
+        assert treewidth_exact(H).width <= k
+        H[a, b] = H[b, a] = True
+
+
+def test_minimal_obstruction_of_k4_minor_and_width_at_most():
+    cycle = np.zeros((6, 6), dtype=bool)
+    for v in range(6):
+        cycle[v, (v + 1) % 6] = cycle[(v + 1) % 6, v] = True
+    assert width_at_most(cycle, 2) and not width_at_most(cycle, 1)
+    wheel = np.zeros((7, 7), dtype=bool)  # a 6-cycle plus a hub: treewidth 3, a K4 minor
+    wheel[:6, :6] = cycle
+    wheel[6, :6] = wheel[:6, 6] = True
+    assert not width_at_most(wheel, 2) and width_at_most(wheel, 3)
+    F = minimal_obstruction(wheel, 2)  # a subdivided K4: the rim and three spokes
+    assert len(F) == 9 and sum(6 in e for e in F) == 3

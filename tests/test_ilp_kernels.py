@@ -14,7 +14,7 @@ from helpers import dyadic_point, random_table
 
 from ilp.clusters import LPSupport
 from ilp.greedy_cuts import greedy_clusters
-from ilp.heuristics import sinks_dag
+from ilp.sinks import sinks_dag
 from ilp.problem import build_problem
 from ilp.propagation import cycle_closing_families
 

@@ -7,7 +7,7 @@ import pytest
 from helpers import random_table
 
 from graphs.dag import is_acyclic, topological_order
-from ilp.heuristics import sinks_dag
+from ilp.sinks import sinks_dag
 from ilp.order_search import improve_by_order, search_orders
 from ilp.problem import build_problem
 from scores.table import ScoreTable

@@ -11,7 +11,7 @@ from helpers import random_table
 from graphs.dag import is_acyclic
 from ilp.clusters import cluster_excess, cut_row, intersecting_families
 from ilp.greedy_cuts import greedy_clusters
-from ilp.heuristics import sinks_dag
+from ilp.sinks import sinks_dag
 from ilp.problem import build_problem
 from ilp.subip import subip_clusters
 
@@ -99,7 +99,7 @@ def test_ctrl_c_during_a_sub_ip_interrupts_the_outer_solve(monkeypatch):
     import os
     import signal
 
-    import ilp.cluster_cuts
+    import ilp.conshdlr_cluster
     from ilp.solve import solve_ilp
     from ilp.subip import _subip
 
@@ -114,8 +114,8 @@ def test_ctrl_c_during_a_sub_ip_interrupts_the_outer_solve(monkeypatch):
         _subip(k, child, parents, weights, 1e-4, 10.0, 0)
         return subip_clusters(*args, **kwargs)
 
-    monkeypatch.setattr(ilp.cluster_cuts, "greedy_clusters", lambda *a, **kw: [])  # always the sub-IP
-    monkeypatch.setattr(ilp.cluster_cuts, "subip_clusters", interrupted_subip)
+    monkeypatch.setattr(ilp.conshdlr_cluster, "greedy_clusters", lambda *a, **kw: [])  # always the sub-IP
+    monkeypatch.setattr(ilp.conshdlr_cluster, "subip_clusters", interrupted_subip)
     try:
         result = solve_ilp(random_table(12, seed=1), dp_max_vars=0)
     except KeyboardInterrupt:  # interrupted before SCIP had a DAG: also the outer solve stopping

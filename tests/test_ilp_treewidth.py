@@ -13,12 +13,11 @@ from graphs.dag import is_acyclic
 from graphs.ktree import complete_k_tree, random_k_tree
 from graphs.moral import moral_graph
 from graphs.treedec import TreeDecomposition
-from graphs.treewidth import dag_treewidth, treewidth_exact, width_at_most
+from graphs.treewidth import dag_treewidth, treewidth_exact
 from ilp import ILPInputError
 from ilp.treewidth.solve import solve_bounded_treewidth
-from ilp.treewidth.heuristic import bounded_dag
+from ilp.treewidth.bounded_dag import bounded_dag
 from ilp.treewidth.density import dense_sets
-from ilp.treewidth.obstruction import obstruction
 from ilp.treewidth.ktree_filter import (
     TreewidthInputError,
     chordal_cliques,
@@ -135,40 +134,6 @@ def test_bounded_dag_repair_keeps_order_and_width():
         prefix = set(order[: order.index(v)])
         best = max(s for ps, s in table.families[v].items() if set(ps) <= prefix)
         assert problem.score[f] == best
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_obstruction_is_edge_minimal(seed):
-    """The cut's edge set has treewidth > k, and dropping any one edge brings it to <= k."""
-    rng = np.random.default_rng(seed)
-    n, k = 9, 1 + seed % 3
-    G = np.triu(rng.random((n, n)) < 0.55, 1)
-    G = G | G.T
-    if treewidth_exact(G).width <= k:
-        G = random_k_tree(n, k + 1, seed).adjacency
-    F = obstruction(G, k, priority=rng.random((n, n)))
-    H = np.zeros((n, n), dtype=bool)
-    for a, b in F:
-        assert a < b and G[a, b]
-        H[a, b] = H[b, a] = True
-    assert treewidth_exact(H).width > k
-    for a, b in F:
-        H[a, b] = H[b, a] = False
-        assert treewidth_exact(H).width <= k
-        H[a, b] = H[b, a] = True
-
-
-def test_obstruction_of_k4_minor_and_width_at_most():
-    cycle = np.zeros((6, 6), dtype=bool)
-    for v in range(6):
-        cycle[v, (v + 1) % 6] = cycle[(v + 1) % 6, v] = True
-    assert width_at_most(cycle, 2) and not width_at_most(cycle, 1)
-    wheel = np.zeros((7, 7), dtype=bool)  # a 6-cycle plus a hub: treewidth 3, a K4 minor
-    wheel[:6, :6] = cycle
-    wheel[6, :6] = wheel[:6, 6] = True
-    assert not width_at_most(wheel, 2) and width_at_most(wheel, 3)
-    F = obstruction(wheel, 2)  # a subdivided K4: the rim and three spokes
-    assert len(F) == 9 and sum(6 in e for e in F) == 3
 
 
 def test_unknown_formulation_is_rejected():

@@ -16,13 +16,14 @@ of ``H`` and ``i`` is eliminated before ``j``; ``v[i]`` is the position of ``i``
 
 Added here, valid for every graph of treewidth ``<= k``: ``y[i, j] + y[j, i] <= 1``, the edge
 count ``sum y <= n k - k (k + 1) / 2`` (the edge count of a k-tree) and, as cutting planes, the
-same count on every vertex subset (:func:`ilp.treewidth.density.dense_sets`). The ``O(n^3)`` rows (3b) and (3c) start
+same count on every vertex subset (:func:`ilp.treewidth.density.dense_sets`, separated by
+:mod:`ilp.treewidth.sepa_density`). The ``O(n^3)`` rows (3b) and (3c) start
 outside the LP and enter it only when violated (SCIP's lazy ``initial=False`` constraints);
 this made the root LP about 10x faster on alarm. Acyclicity stays with the cluster-cut handler
 of :func:`ilp.solve_ilp` (the paper's big-M order ``z`` is not used), and families with more
 than ``k`` parents are dropped up front. The primal side is a sink-finding heuristic whose DAG
 is rebuilt along its topological order keeping the moral graph within treewidth ``k``
-(:mod:`ilp.treewidth.heuristic`), which also gives the warm start. The solver entry point is
+(:mod:`ilp.treewidth.heur_bounded_sinks`), which also gives the warm start. The solver entry point is
 :func:`ilp.treewidth.solve.solve_bounded_treewidth`.
 """
 
@@ -33,13 +34,13 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
-from pyscipopt import SCIP_RESULT, Sepa, quicksum
+from pyscipopt import quicksum
 
 from graphs.treewidth import greedy_elimination_order
-from ilp.treewidth.heuristic import add_bounded_heuristic
-from ilp.treewidth.density import dense_sets, density_rhs
-from ilp.guard import guarded
 from ilp.model import FamilyModel
+from ilp.treewidth.density import density_rhs
+from ilp.treewidth.heur_bounded_sinks import include_bounded_sinks_heur
+from ilp.treewidth.sepa_density import include_density_sepa
 
 logger = logging.getLogger(__name__)
 
@@ -81,42 +82,6 @@ def add_elimination_rows(fm: FamilyModel, k: int) -> EliminationVars:
     return EliminationVars(y=y, pos=pos)
 
 
-class DensitySepa(Sepa):
-    """Separates the density inequalities of :func:`ilp.treewidth.density.dense_sets` on the edges ``y[a, b] + y[b, a]``
-    of the chordal supergraph (valid as it has treewidth ``<= k``)."""
-
-    def __init__(self, tw: EliminationVars, n: int, k: int, max_cuts: int = 20):
-        self.tw = tw
-        self.n = n
-        self.k = k
-        self.max_cuts = max_cuts
-        self.error: Exception | None = None
-        self.stats = {"density_cuts": 0}
-
-    @guarded
-    def sepaexeclp(self):
-        w = np.zeros((self.n, self.n))
-        for (i, j), var in self.tw.y.items():
-            w[i, j] += self.model.getSolVal(None, var)
-        w = w + w.T
-        result = SCIP_RESULT.DIDNOTFIND
-        for S in dense_sets(w, self.k)[: self.max_cuts]:
-            rhs = density_rhs(self.k, len(S))
-            row = self.model.createEmptyRowSepa(self, name=f"density{self.stats['density_cuts']}",
-                                                rhs=rhs, local=False, removable=True)
-            self.model.cacheRowExtensions(row)
-            for a, b in itertools.permutations(S, 2):
-                self.model.addVarToRow(row, self.model.getTransformedVar(self.tw.y[a, b]), 1.0)
-            self.model.flushRowExtensions(row)
-            infeasible = self.model.addCut(row)
-            self.model.releaseRow(row)
-            self.stats["density_cuts"] += 1
-            if infeasible:
-                return {"result": SCIP_RESULT.CUTOFF}
-            result = SCIP_RESULT.SEPARATED
-        return {"result": result}
-
-
 def elimination_values(H: np.ndarray) -> tuple[list[tuple[int, int]], list[int]]:
     """Pairs ``(i, j)`` with ``y[i, j] = 1`` and the positions of a perfect elimination order of
     the chordal graph ``H`` (min-fill finds one)."""
@@ -138,10 +103,8 @@ def elimination_extension(k: int, warm_start: bool = True, heur_freq: int = 1):
             pairs, position = elimination_values(H)
             return [(tw.y[p], 1.0) for p in pairs] + list(zip(tw.pos, map(float, position)))
 
-        sepa = DensitySepa(tw, fm.problem.n, k)
-        fm.model.includeSepa(sepa, "twdensity", "density inequalities of bounded treewidth",
-                             priority=1000, freq=1)
-        heur = add_bounded_heuristic(fm, k, extra_values, heur_freq, warm_start)
+        sepa = include_density_sepa(fm, tw.y, k)
+        heur = include_bounded_sinks_heur(fm, k, extra_values, heur_freq, warm_start)
         return [heur, sepa]
 
     return extend

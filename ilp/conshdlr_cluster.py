@@ -8,6 +8,8 @@ exact sub-IP (:mod:`ilp.subip`) when the greedy finder fails (Cussens 2011; Bart
 separated instead, as GOBNILP does. Cuts are globally valid rows, also stored in SCIP's global
 cut pool. Domain propagation
 (:mod:`ilp.propagation`) fixes to 0 the families that would close a cycle with implied arcs.
+Separation and propagation are callbacks of this handler, as in GOBNILP's ``cons_dagcluster.c``,
+not separate separator or propagator plugins.
 """
 
 from __future__ import annotations
@@ -15,25 +17,27 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from pyscipopt import SCIP_RESULT, Conshdlr, quicksum
+from pyscipopt import SCIP_RESULT, Conshdlr
 
 from graphs.dag import find_cycle
 from ilp.clusters import cut_row
 from ilp.convex4 import convex4_row, violated_convex4
-from ilp.flat import TransformedVars
 from ilp.greedy_cuts import greedy_clusters
-from ilp.guard import guarded
+from ilp.model import FamilyModel
+from ilp.plugin import Plugin, TransformedVars, guarded
 from ilp.problem import FamilyProblem
 from ilp.propagation import cycle_closing_families
 from ilp.subip import subip_clusters
 
 
-class ClusterConshdlr(Conshdlr):
+class ClusterConshdlr(Plugin, Conshdlr):
     """Cluster-constraint handler over the family variables ``x`` of ``problem``."""
 
     def __init__(self, problem: FamilyProblem, x: list, *, subip: bool = True,
                  subip_time_limit: float = 5.0, subip_maxdepth: int = 0, convex4: bool = True,
                  min_excess: float = 1e-4, seed: int = 0):
+        super().__init__(integral_cuts=0, greedy_cuts=0, subip_cuts=0, convex4_cuts=0, greedy_calls=0,
+                         subip_calls=0, separation_time=0.0, prop_fixings=0, prop_cutoffs=0)
         self.problem = problem
         self.x = x
         self.tx = TransformedVars(x)
@@ -43,10 +47,6 @@ class ClusterConshdlr(Conshdlr):
         self.use_convex4 = convex4
         self.min_excess = min_excess
         self.seed = seed
-        self.error: Exception | None = None
-        self.stats = {"integral_cuts": 0, "greedy_cuts": 0, "subip_cuts": 0, "convex4_cuts": 0,
-                      "greedy_calls": 0, "subip_calls": 0, "separation_time": 0.0,
-                      "prop_fixings": 0, "prop_cutoffs": 0}
 
     # -- helpers -----------------------------------------------------------------------------
     def _values(self, sol) -> np.ndarray:
@@ -56,26 +56,14 @@ class ClusterConshdlr(Conshdlr):
     def _cycle(self, xval: np.ndarray) -> list[int] | None:
         return find_cycle(self.problem.dag_of(np.flatnonzero(xval > 0.5)))
 
-    def _add_cut(self, cluster, kind: str, force: bool = False) -> bool:
-        """Add the cluster cut of ``cluster`` as a global row; True if it proves infeasibility."""
-        return self._add_row(*cut_row(self.problem, cluster), kind, force)
+    def _family_vars(self, fams: np.ndarray) -> list:
+        """The transformed family variables ``x[fams]``."""
+        tx = self.tx.vars(self.model)
+        return [tx[f] for f in fams.tolist()]
 
     def _add_row(self, fams: np.ndarray, lhs, rhs, kind: str, force: bool = False) -> bool:
         """Add ``lhs <= sum x[fams] <= rhs`` as a global cut; True if it proves infeasibility."""
-        tx = self.tx.vars(self.model)
-        row = self.model.createEmptyRowUnspec(
-            name=f"{kind}{self.stats[kind]}", lhs=lhs, rhs=rhs,
-            local=False, modifiable=False, removable=True,
-        )
-        self.model.cacheRowExtensions(row)
-        for f in fams.tolist():
-            self.model.addVarToRow(row, tx[f], 1.0)
-        self.model.flushRowExtensions(row)
-        infeasible = self.model.addCut(row, forcecut=force)
-        self.model.addPoolCut(row)
-        self.model.releaseRow(row)
-        self.stats[kind] += 1
-        return infeasible
+        return self.add_cut(self._family_vars(fams), lhs, rhs, kind, force=force)
 
     # -- callbacks ---------------------------------------------------------------------------
     @guarded
@@ -88,7 +76,7 @@ class ClusterConshdlr(Conshdlr):
         cycle = self._cycle(self.tx.lp_values(self.model))
         if cycle is None:
             return {"result": SCIP_RESULT.FEASIBLE}
-        if self._add_cut(cycle, "integral_cuts", force=True):
+        if self._add_row(*cut_row(self.problem, cycle), "integral_cuts", force=True):
             return {"result": SCIP_RESULT.CUTOFF}
         return {"result": SCIP_RESULT.SEPARATED}
 
@@ -97,12 +85,8 @@ class ClusterConshdlr(Conshdlr):
         cycle = self._cycle(self._values(None))
         if cycle is None:
             return {"result": SCIP_RESULT.FEASIBLE}
-        tx = self.tx.vars(self.model)
         fams, lhs, rhs = cut_row(self.problem, cycle)
-        expr = quicksum(tx[f] for f in fams.tolist())
-        self.model.addCons(expr <= rhs if rhs is not None else expr >= lhs,
-                           name=f"clusterp{self.stats['integral_cuts']}", removable=True)
-        self.stats["integral_cuts"] += 1
+        self.add_constraint(self._family_vars(fams), lhs, rhs, "integral_cuts", "clusterp")
         return {"result": SCIP_RESULT.CONSADDED}
 
     @guarded
@@ -161,3 +145,21 @@ class ClusterConshdlr(Conshdlr):
         vars_ = self.x if constraint.isOriginal() else [self.model.getTransformedVar(v) for v in self.x]
         for v in vars_:
             self.model.addVarLocksType(v, locktype, nlockspos + nlocksneg, nlockspos + nlocksneg)
+
+
+def include_cluster_conshdlr(fm: FamilyModel, *, subip: bool, subip_time_limit: float,
+                             subip_maxdepth: int, convex4: bool, seed: int, sepa_freq: int,
+                             prop_freq: int) -> ClusterConshdlr:
+    """Include the handler (``dagcluster``) and its one constraint in ``fm``'s model: separation
+    before every other separator, enforcement and checking after the integrality handler."""
+    conshdlr = ClusterConshdlr(fm.problem, fm.x, subip=subip, subip_time_limit=subip_time_limit,
+                               subip_maxdepth=subip_maxdepth, convex4=convex4, seed=seed)
+    model = fm.model
+    model.includeConshdlr(
+        conshdlr, "dagcluster", "acyclicity by cluster constraints",
+        sepapriority=100000, enfopriority=-100, chckpriority=-100,
+        sepafreq=sepa_freq, propfreq=prop_freq, eagerfreq=-1, needscons=True,
+    )
+    model.addPyCons(model.createCons(conshdlr, "acyclic", initial=False, separate=True,
+                                     enforce=True, check=True, propagate=True, removable=False))
+    return conshdlr

@@ -1,4 +1,4 @@
-"""Primal side: Cussens' sink-finding heuristic and a greedy warm start.
+"""Cussens' sink finding: a DAG from (LP) family weights, and with none a greedy warm start.
 
 Sink finding (Bartlett & Cussens, AIJ 2017, section 7; GOBNILP's ``heur_sinks.c``): build a DAG
 from the last node of a topological order backwards. While nodes remain, every remaining node's
@@ -7,20 +7,16 @@ score) whose parents are all still remaining; the next sink is the node whose pr
 the largest ``x*``, ties broken by the least score lost by the other remaining nodes, which may no
 longer use the sink as a parent. Finally every node takes its best-scoring family consistent with
 the order found. With no LP values (all weights 0) the same procedure is a greedy, score-only
-warm start. The search is compiled with numba over the CSR arrays of :class:`ilp.problem.FamilyProblem`;
-:class:`SinksHeur` runs it on LP solutions inside SCIP and, optionally, improves each new DAG by
-the order-based local search of :mod:`ilp.order_search` before offering it to SCIP.
+warm start. The search is compiled with numba over the CSR arrays of
+:class:`ilp.problem.FamilyProblem`; the heuristic plugin :class:`ilp.heur_sinks.SinksHeur` runs it
+on LP solutions inside SCIP.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from pyscipopt import SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
-from ilp.flat import TransformedVars
-from ilp.guard import guarded
-from ilp.order_search import improve_by_order
 from ilp.problem import FamilyProblem
 
 
@@ -98,63 +94,3 @@ def sinks_dag(problem: FamilyProblem, weights: np.ndarray | None = None) -> list
     ranked = np.lexsort((-w_round, problem.child))
     ok, chosen = _sinks(problem.n, problem.score, problem.par_ptr, problem.par_idx, problem.fam_ptr, ranked, w_round)
     return chosen.tolist() if ok else None
-
-
-class SinksHeur(Heur):
-    """Sink-finding heuristic on the current LP solution (a PySCIPOpt primal heuristic plugin)."""
-
-    def __init__(self, problem: FamilyProblem, x: list, arcs: dict, *, order_search: bool = True):
-        self.problem = problem
-        self.order_search = order_search
-        self.x = x
-        self.arc_pos = {arc: i for i, arc in enumerate(arcs)}
-        self.tx = TransformedVars(x)
-        self.tarcs = TransformedVars(list(arcs.values()))
-        self.tried: set[tuple[int, ...]] = set()
-        self.error: Exception | None = None
-        self.stats = {"sinks_calls": 0, "sinks_found": 0}
-
-    def make_solution(self, chosen: list[int], heur=None):
-        """A SCIP solution (family and arc variables) for a choice of families.
-
-        Only the chosen families and their arcs are set to 1. Before solving, values are set on
-        the original variables; during solving, on the active transformed variables only
-        (presolving may have fixed or aggregated the others, whose values then follow).
-        """
-        sol = self.model.createSol(heur)
-        child, parents_of = self.problem.child, self.problem.parents_of
-        arcs = [(p, int(child[f])) for f in chosen for p in parents_of(f)]
-        arcs = [self.arc_pos[a] for a in arcs if a in self.arc_pos]  # none without arc_vars
-        for cache, ones in ((self.tx, chosen), (self.tarcs, arcs)):
-            if heur is None:
-                targets = [cache.original[i] for i in ones]
-            else:
-                tvars, active = cache.vars(self.model), cache.active(self.model)
-                targets = [tvars[i] for i in ones if active[i]]
-            for var in targets:
-                self.model.setSolVal(sol, var, 1.0)
-        return sol
-
-    def polish(self, chosen: list[int]) -> list[int]:
-        """``chosen`` improved by the order-based local search, if it is switched on."""
-        return improve_by_order(self.problem, chosen) if self.order_search else chosen
-
-    @guarded
-    def heurinitsol(self):
-        self.tx.reset()  # transformed variables change after each (re)presolve
-        self.tarcs.reset()
-
-    @guarded
-    def heurexec(self, heurtiming, nodeinfeasible):
-        if self.model.getLPSolstat() != SCIP_LPSOLSTAT.OPTIMAL:
-            return {"result": SCIP_RESULT.DIDNOTRUN}
-        self.stats["sinks_calls"] += 1
-        chosen = sinks_dag(self.problem, self.tx.lp_values(self.model))
-        if chosen is None or tuple(chosen) in self.tried:
-            return {"result": SCIP_RESULT.DIDNOTFIND}
-        self.tried.add(tuple(chosen))
-        sol = self.make_solution(self.polish(chosen), self)
-        if self.model.trySol(sol, printreason=False):
-            self.stats["sinks_found"] += 1
-            return {"result": SCIP_RESULT.FOUNDSOL}
-        return {"result": SCIP_RESULT.DIDNOTFIND}
