@@ -120,12 +120,23 @@ class ScoreTable:
         """Name of variable ``v`` (its index when the table has no names)."""
         return self.names[v] if self.names else str(v)
 
+    def row_of(self, v: int, parents: Iterable[int]) -> int:
+        """The row of the family ``parents -> v``; ``KeyError`` if it is not in the table."""
+        ps = sorted(parents)
+        rows = np.arange(self.child_ptr[v], self.child_ptr[v + 1])
+        rows = rows[self.sizes[rows] == len(ps)]
+        members = self.parents[segment_indices(self.parent_ptr[rows], np.full(rows.size, len(ps)))]
+        hit = rows[(members.reshape(rows.size, len(ps)) == ps).all(axis=1)]
+        if not hit.size:
+            raise KeyError((v, tuple(ps)))
+        return int(hit[0])
+
     def score_of(self, parent_sets: Sequence[Iterable[int]]) -> float:
         """Sum of the local scores of a DAG given as one parent set per child.
 
         Raises ``KeyError`` if some family is not in the table.
         """
-        return float(sum(self.families[v][tuple(sorted(ps))] for v, ps in enumerate(parent_sets)))
+        return float(sum(self.score[self.row_of(v, ps)].item() for v, ps in enumerate(parent_sets)))
 
     def respecting(self, allowed: np.ndarray, required: np.ndarray) -> np.ndarray:
         """Mask of the rows ``W -> v`` with ``allowed[p, v]`` for every ``p`` in ``W`` and ``p`` in ``W``

@@ -37,7 +37,9 @@ def test_rows_are_grouped_by_child_by_decreasing_score_ties_in_given_order():
     assert table.families == FAMILIES  # the view holds the same sets and scores
     assert list(table.families[0]) == [(1,), (2,), (1, 2), ()]
     assert table.n_candidates == 7 and table.child_ptr.tolist() == [0, 4, 5, 7]
-    assert table.score_of([(1, 2), (), ()]) == -4.0 - 2.0 - 6.0
+    assert table.score_of([(2, 1), (), ()]) == -4.0 - 2.0 - 6.0 and table.row_of(2, (1, 0)) == 5
+    with pytest.raises(KeyError):
+        table.score_of([(0,), (), ()])
 
 
 def test_from_columns_sorts_rows_given_in_any_order():
