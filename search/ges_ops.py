@@ -26,12 +26,12 @@ extension (``graphs.pdag.pdag_to_dag``) followed by ``graphs.pdag.dag_to_cpdag``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
 from graphs.pdag import dag_to_cpdag, pdag_to_dag
-from graphs.bitsets import bits, column_masks, submasks_decreasing, to_tuple
+from graphs.bitsets import bits, column_masks, submasks_decreasing
 from hybridbn.errors import HybridBNError
 from search.chordal import clique_subsets, is_clique
 from search.score_cache import LocalScoreCache
@@ -63,17 +63,6 @@ class CPDAGMasks:
         )
 
 
-@dataclass(frozen=True)
-class Operator:
-    """A scored GES operator: ``kind`` is ``"insert"`` (``subset`` = T) or ``"delete"`` (``subset`` = H)."""
-
-    kind: str
-    x: int
-    y: int
-    subset: tuple[int, ...]
-    delta: float
-
-
 def complete_pdag(P: np.ndarray) -> np.ndarray:
     """CPDAG of the equivalence class of a PDAG that admits a consistent extension."""
     return dag_to_cpdag(pdag_to_dag(P))
@@ -86,11 +75,6 @@ def insert_delta(cache: LocalScoreCache, m: CPDAGMasks, x: int, y: int, t: int) 
     """Score difference of ``Insert(x, y, T)`` (``t`` the bitmask of ``T``)."""
     rest = (m.ne[y] & m.adj[x]) | t | m.pa[y]
     return cache.score_mask(y, rest | (1 << x)) - cache.score_mask(y, rest)
-
-
-def insert_clique_ok(m: CPDAGMasks, x: int, y: int, t: int) -> bool:
-    """Validity condition (1) of Insert: ``NA_{Y,X} ∪ T`` is a clique."""
-    return is_clique((m.ne[y] & m.adj[x]) | t, m.adj)
 
 
 def insert_path_ok(m: CPDAGMasks, x: int, y: int, t: int) -> bool:
@@ -204,35 +188,3 @@ def apply_delete(P: np.ndarray, x: int, y: int, h: Iterable[int]) -> np.ndarray:
         Q[v, y] = False
         Q[v, x] = False
     return complete_pdag(Q)
-
-
-# ------------------------------------------------------------------------------ enumerations
-
-
-def valid_inserts(
-    P: np.ndarray,
-    cache: LocalScoreCache,
-    *,
-    adjacency_allowed: np.ndarray | None = None,
-    palim: int | None = None,
-) -> list[Operator]:
-    """Every valid ``Insert`` operator of the CPDAG ``P`` with its score difference."""
-    m = CPDAGMasks.of(P)
-    ops = []
-    for x, y in insertable_pairs(m, adjacency_allowed):
-        ops.extend(Operator("insert", x, y, to_tuple(t), d) for d, t in insert_candidates(cache, m, x, y, palim))
-    return ops
-
-
-def valid_deletes(
-    P: np.ndarray,
-    cache: LocalScoreCache,
-    generate: Callable[[CPDAGMasks, int, int], Sequence[int]] = all_delete_subsets,
-) -> list[Operator]:
-    """Every ``Delete`` operator of ``P`` produced by ``generate`` with its score difference."""
-    m = CPDAGMasks.of(P)
-    ops = []
-    for x, y in deletable_pairs(m):
-        hs = generate(m, x, y)
-        ops.extend(Operator("delete", x, y, to_tuple(h), d) for h, d in zip(hs, delete_deltas(cache, m, x, y, hs)))
-    return ops

@@ -13,7 +13,7 @@ import pytest
 from graphs.dag import is_acyclic
 from graphs.pdag import dag_to_cpdag, pdag_to_dag
 from graphs.random_graphs import random_dag
-from graphs.bitsets import bits, to_mask
+from graphs.bitsets import bits, to_mask, to_tuple
 from search.chordal import clique_subsets, is_clique, max_clique_size, maximal_cliques
 from search.ges_ops import (
     CPDAGMasks,
@@ -21,8 +21,10 @@ from search.ges_ops import (
     all_delete_subsets,
     apply_delete,
     apply_insert,
-    valid_deletes,
-    valid_inserts,
+    deletable_pairs,
+    delete_deltas,
+    insert_candidates,
+    insertable_pairs,
 )
 from search.oracle_score import OracleScore
 from search.score_cache import LocalScoreCache
@@ -44,6 +46,23 @@ def _members(P):
 
 def _key(P):
     return P.tobytes()
+
+
+def _inserts(P, cache):
+    """Every valid ``Insert(x, y, T)`` of ``P`` as ``(x, y, T, score difference)``, as FES scores them."""
+    m = CPDAGMasks.of(P)
+    return [(x, y, to_tuple(t), delta) for x, y in insertable_pairs(m)
+            for delta, t in insert_candidates(cache, m, x, y)]
+
+
+def _deletes(P, cache):
+    """Every valid ``Delete(x, y, H)`` of ``P`` as ``(x, y, H, score difference)``, as BES scores them."""
+    m = CPDAGMasks.of(P)
+    out = []
+    for x, y in deletable_pairs(m):
+        hs = all_delete_subsets(m, x, y)
+        out.extend((x, y, to_tuple(h), delta) for h, delta in zip(hs, delete_deltas(cache, m, x, y, hs)))
+    return out
 
 
 def _cases():
@@ -72,16 +91,15 @@ def test_inserts_match_single_edge_additions(seed, n, dag):
                 D2[x, y] = True
                 if is_acyclic(D2):
                     expected.add(_key(dag_to_cpdag(D2)))
-    ops = valid_inserts(P, cache)
     got = {}
     base = cache.dag_score(pdag_to_dag(P))
-    for op in ops:
-        Q = apply_insert(P, op.x, op.y, op.subset)
+    for x, y, t, delta in _inserts(P, cache):
+        Q = apply_insert(P, x, y, t)
         got.setdefault(_key(Q), Q)
         assert np.array_equal(dag_to_cpdag(pdag_to_dag(Q)), Q)
         # property: the operator's score difference equals the rescored difference
-        assert cache.dag_score(pdag_to_dag(Q)) - base == pytest.approx(op.delta, rel=1e-9, abs=1e-7)
-        assert Q[op.x, op.y] or Q[op.y, op.x]
+        assert cache.dag_score(pdag_to_dag(Q)) - base == pytest.approx(delta, rel=1e-9, abs=1e-7)
+        assert Q[x, y] or Q[y, x]
     assert set(got) == expected
 
 
@@ -97,11 +115,11 @@ def test_deletes_match_single_edge_deletions(seed, n, dag):
             expected.add(_key(dag_to_cpdag(D2)))
     base = cache.dag_score(pdag_to_dag(P))
     got = set()
-    for op in valid_deletes(P, cache):
-        Q = apply_delete(P, op.x, op.y, op.subset)
+    for x, y, h, delta in _deletes(P, cache):
+        Q = apply_delete(P, x, y, h)
         got.add(_key(Q))
-        assert not (Q[op.x, op.y] or Q[op.y, op.x])
-        assert cache.dag_score(pdag_to_dag(Q)) - base == pytest.approx(op.delta, rel=1e-9, abs=1e-7)
+        assert not (Q[x, y] or Q[y, x])
+        assert cache.dag_score(pdag_to_dag(Q)) - base == pytest.approx(delta, rel=1e-9, abs=1e-7)
     assert got == expected
 
 
