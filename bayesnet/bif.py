@@ -283,7 +283,7 @@ def _parse_probability(cur, index, variables, states, state_index):
     while not cur.accept("}"):
         if cur.peek() == "(":
             row_pos = cur.pos
-            config = _parse_config(cur, ps, variables, states, state_index, radix, cname)
+            config = _parse_config(cur, ps, variables, state_index, radix, cname)
             values, pos = cur.numbers(context)
             if values.size != r:
                 raise cur.error(f"expected {r} values for {cname!r}, found {values.size}", pos)
@@ -342,7 +342,7 @@ def _parse_probability(cur, index, variables, states, state_index):
     return child, ps, table.reshape(tuple(radix) + (r,))
 
 
-def _parse_config(cur, ps, variables, states, state_index, radix, cname) -> int:
+def _parse_config(cur, ps, variables, state_index, radix, cname) -> int:
     """Mixed-radix index (last parent fastest) of a ``(s1, s2, ...)`` row label."""
     cur.pos += 1
     raw, start = cur.until(")", f"to close a parent configuration of {cname!r}")

@@ -13,7 +13,7 @@ class GraphError(HybridBNError, ValueError):
     """Raised on malformed graph input (wrong shape, self-loops, bad node indices)."""
 
 
-def as_adjacency(A, name: str = "A", allow_diagonal: bool = False) -> np.ndarray:
+def as_adjacency(A, name: str = "A") -> np.ndarray:
     """Return ``A`` as a square boolean numpy array; raise :class:`GraphError` otherwise."""
     M = np.asarray(A)
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
@@ -24,7 +24,7 @@ def as_adjacency(A, name: str = "A", allow_diagonal: bool = False) -> np.ndarray
         if M.size and not np.isin(M, (0, 1)).all():
             raise GraphError(f"{name} must contain only 0/1 entries")
         M = M.astype(bool)
-    if not allow_diagonal and M.diagonal().any():
+    if M.diagonal().any():
         loops = np.flatnonzero(M.diagonal()).tolist()
         raise GraphError(f"{name} has self-loops at nodes {loops[:10]}")
     return M

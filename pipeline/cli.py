@@ -194,7 +194,7 @@ def check_score_export(path: str | None, cfg: RunConfig, stage: str) -> None:
         raise ConfigError(f"--write-scores: folder not found for {path!r}")
 
 
-def setup_logging(quiet: bool, debug: bool) -> None:
+def setup_logging(debug: bool) -> None:
     """Warnings and errors on stderr; everything with --debug (--quiet only hides progress bars)."""
     level = logging.DEBUG if debug else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr, force=True)
@@ -309,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args = build_parser().parse_args(argv)
         command = cmd_run
-    setup_logging(args.quiet, args.debug)
+    setup_logging(args.debug)
     try:
         return command(args)
     except BrokenPipeError:  # e.g. `run.py --list-networks | head`

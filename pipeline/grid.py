@@ -228,7 +228,7 @@ def _param_columns(cfg: RunConfig) -> dict[str, Any]:
     return row
 
 
-def job_row(cfg: RunConfig, arts: dict[str, Artifact], base: dict[str, Artifact] | None) -> dict[str, Any]:
+def job_row(arts: dict[str, Artifact], base: dict[str, Artifact] | None) -> dict[str, Any]:
     """The results row of a finished job (metrics of its stages and of the unrestricted baseline)."""
     from pipeline.stages import compare, dag_of
 
@@ -318,7 +318,7 @@ def run_job(
                 split = {"score_executor": DaskExecutor(client), "score_groups": score_groups}
             arts = run_stages(cache, cfg, **split)
             base = run_stages(cache, cfg.unrestricted(), upto="solve", **split) if baseline else None
-        row.update(job_row(cfg, arts, base))
+        row.update(job_row(arts, base))
         if cfg.bootstrap is not None:
             from pipeline.bootstrap import run_bootstrap
 

@@ -27,7 +27,6 @@ from pipeline.learned import LearnResult
 #: learn() options that are not RunConfig fields
 RUN_OPTIONS = ("cache_dir", "use_cache", "stage", "progress", "n_jobs")
 DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".feather")
-NETWORK_SUFFIXES = (".bif", ".bif.gz")
 
 
 def learn(

@@ -539,7 +539,7 @@ def compare(dag: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def evaluate_stage(cache: StageCache, cfg: RunConfig, data: Artifact, solve: Artifact) -> Artifact:
+def evaluate_stage(cache: StageCache, data: Artifact, solve: Artifact) -> Artifact:
     """Compare the learned DAG with the network that generated the data (when it is known)."""
     network = data.meta.get("network")
     params = {"truth": network}
@@ -615,7 +615,7 @@ def model_stages(out: dict[str, Artifact], cache: StageCache, cfg: RunConfig, la
     if last >= 3:
         out["solve"] = solve_stage(cache, solve_config(cfg, out), out["data"], out["restrict"], out.get("scores"))
     if last >= 4:
-        out["evaluate"] = evaluate_stage(cache, cfg, out["data"], out["solve"])
+        out["evaluate"] = evaluate_stage(cache, out["data"], out["solve"])
 
 
 def names_of(data: Artifact) -> list[str]:

@@ -281,7 +281,7 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
         nc, nq = count_dense(base, q0 * r, zero_col, 1, r, hist, cells, configs)
     else:
         group_rows(codes, q0, order, starts)
-        nc, nq = count_grouped(order, starts, q0, zero_col, 1, xcol, r, gscratch, touched, cells, configs)
+        nc, nq = count_grouped(order, starts, q0, zero_col, xcol, r, gscratch, touched, cells, configs)
     s0 = score_compact(cells, nc, configs, nq, cell_tabs, cfg_tabs, sl, code, ess, q_req, r, n)
     stats[_GEN] += 1
     stats[_SCORED] += 1
@@ -432,13 +432,13 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                         if q_s * r * r_y <= n:
                             nc, nq = count_dense(base, q_s * r, cols[pool[y]], r_y, r, hist, cells, configs)
                         elif q_s * r * r_y <= dense_cap:
-                            nc, nq = count_touched(base, q_s * r, cols[pool[y]], r_y, r, hist, cfg_hist, touched_rows,
+                            nc, nq = count_touched(base, q_s * r, cols[pool[y]], r, hist, cfg_hist, touched_rows,
                                                    cells, configs)
                         else:
                             if not grouped_ready:
                                 group_rows(codes, q_s, order, starts)
                                 grouped_ready = True
-                            nc, nq = count_grouped(order, starts, q_s, cols[pool[y]], r_y, xcol, r, gscratch, touched,
+                            nc, nq = count_grouped(order, starts, q_s, cols[pool[y]], xcol, r, gscratch, touched,
                                                    cells, configs)
                 if prune and code == BDEU and -nc * log_r < bss - margin:
                     stats[_BDEU] += 1

@@ -164,11 +164,12 @@ def count_dense(base, stride, column, r_p, r_child, hist, cells, configs):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def count_touched(base, stride, column, r_p, r_child, hist, cfg_hist, touched, cells, configs):
+def count_touched(base, stride, column, r_child, hist, cfg_hist, touched, cells, configs):
     """Like :func:`count_dense` for large, sparsely filled histograms: no scan of empty cells.
 
     Records the cells hit first in ``touched`` (length >= rows) and reads only those back;
-    ``cfg_hist`` (length >= ``stride * r_p / r_child``) must be zero and is left zero.
+    ``cfg_hist`` (length >= ``stride * r_p / r_child``, ``r_p`` the arity of ``x_p``) must be
+    zero and is left zero.
     """
     n_t = 0
     for i in range(base.shape[0]):
@@ -210,10 +211,11 @@ def group_rows(codes, q, order, starts):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def count_grouped(order, starts, q, column, r_p, child, r_child, scratch, touched, cells, configs):
+def count_grouped(order, starts, q, column, child, r_child, scratch, touched, cells, configs):
     """Compact counts of ``S ∪ {p}`` from rows grouped by ``config_S`` (see :func:`group_rows`).
 
-    ``scratch`` (length >= ``r_p * (r_child + 1)``) must be zero and is left zero; ``touched``
+    ``scratch`` (length >= ``r_p * (r_child + 1)``, ``r_p`` the arity of ``x_p``) must be zero
+    and is left zero; ``touched``
     needs ``r_p * (r_child + 1)`` entries. Returns ``(n_cells, n_configs)`` like :func:`count_dense`.
     """
     n_cells = 0

@@ -30,9 +30,6 @@ LL, BIC, AIC, BDEU, K2 = 0, 1, 2, 3, 4
 SCORES = {"ll": LL, "bic": BIC, "aic": AIC, "bdeu": BDEU, "k2": K2}
 """Score names accepted by the score stage and their kernel codes."""
 
-PENALISED = (BIC, AIC)
-"""Scores of the form ``LL - c (r - 1) q`` (for the pruning bounds of ``scores.candidates``)."""
-
 
 class ScoreError(HybridBNError, ValueError):
     """Unknown score or invalid score parameter."""
