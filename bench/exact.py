@@ -72,7 +72,7 @@ on a loaded machine the CPU limit is reached long after as many wall seconds."""
 # -- the project's solver (run in a child process) -----------------------------------------------
 def run_ours(case: dict) -> dict:
     """Score and solve one instance in this process; CPU figures from this process."""
-    from ilp import solve_ilp
+    from ilp import ILPOptions, solve_ilp
     from scores.candidates import build_score_table
 
     data, arities, names = instance_data(case["network"], case["rows"])
@@ -80,8 +80,8 @@ def run_ours(case: dict) -> dict:
     table = build_score_table(data, arities, score=case["score"], ess=case["ess"] or 1.0,
                               palim=case["palim"], names=names)
     c1 = time.process_time()
-    res = solve_ilp(table, time_limit=case["time_limit"], scip_params=CPU_CLOCK,
-                    **({"dp_max_vars": 0} if case.get("warmup") else {}))
+    options = ILPOptions(scip_params=CPU_CLOCK, **({"dp_max_vars": 0} if case.get("warmup") else {}))
+    res = solve_ilp(table, options, time_limit=case["time_limit"])
     c2 = time.process_time()
     s = res.stats
     return {

@@ -24,6 +24,7 @@ from ilp.clusters import cut_row
 from ilp.convex4 import convex4_row, violated_convex4
 from ilp.greedy_cuts import greedy_clusters
 from ilp.model import FamilyModel
+from ilp.options import ILPOptions
 from ilp.plugin import Plugin, TransformedVars, guarded
 from ilp.problem import FamilyProblem
 from ilp.propagation import cycle_closing_families
@@ -31,22 +32,18 @@ from ilp.subip import subip_clusters
 
 
 class ClusterConshdlr(Plugin, Conshdlr):
-    """Cluster-constraint handler over the family variables ``x`` of ``problem``."""
+    """Cluster-constraint handler over the family variables ``x`` of ``problem``, separating as
+    ``options`` say (``subip``, ``subip_maxdepth``, ``subip_time_limit``, ``convex4``, ``seed``);
+    a cut counts as violated above ``min_excess``."""
 
-    def __init__(self, problem: FamilyProblem, x: list, *, subip: bool = True,
-                 subip_time_limit: float = 5.0, subip_maxdepth: int = 0, convex4: bool = True,
-                 min_excess: float = 1e-4, seed: int = 0):
+    def __init__(self, problem: FamilyProblem, x: list, options: ILPOptions, min_excess: float = 1e-4):
         super().__init__(integral_cuts=0, greedy_cuts=0, subip_cuts=0, convex4_cuts=0, greedy_calls=0,
                          subip_calls=0, separation_time=0.0, prop_fixings=0, prop_cutoffs=0)
         self.problem = problem
         self.x = x
         self.tx = TransformedVars(x)
-        self.use_subip = subip
-        self.subip_time_limit = subip_time_limit
-        self.subip_maxdepth = subip_maxdepth
-        self.use_convex4 = convex4
+        self.options = options
         self.min_excess = min_excess
-        self.seed = seed
 
     # -- helpers -----------------------------------------------------------------------------
     def _values(self, sol) -> np.ndarray:
@@ -118,15 +115,16 @@ class ClusterConshdlr(Plugin, Conshdlr):
         xval = self.tx.lp_values(self.model)
         self.stats["greedy_calls"] += 1
         clusters, kind = greedy_clusters(self.problem, xval, min_excess=self.min_excess), "greedy_cuts"
-        if not clusters and self.use_subip and self.model.getDepth() <= self.subip_maxdepth:
+        options = self.options
+        if not clusters and options.subip and self.model.getDepth() <= options.subip_maxdepth:
             self.stats["subip_calls"] += 1
             clusters, _ = subip_clusters(
-                self.problem, xval, time_limit=self.subip_time_limit,
-                min_excess=self.min_excess, seed=self.seed,
+                self.problem, xval, time_limit=options.subip_time_limit,
+                min_excess=self.min_excess, seed=options.seed,
             )
             kind = "subip_cuts"
         rows = [cut_row(self.problem, cluster) for cluster in clusters]
-        if not rows and self.use_convex4:
+        if not rows and options.convex4:
             rows = [(convex4_row(self.problem, quad), None, 2.0) for quad in violated_convex4(
                 self.problem, xval, min_excess=self.min_excess)]
             kind = "convex4_cuts"
@@ -147,18 +145,15 @@ class ClusterConshdlr(Plugin, Conshdlr):
             self.model.addVarLocksType(v, locktype, nlockspos + nlocksneg, nlockspos + nlocksneg)
 
 
-def include_cluster_conshdlr(fm: FamilyModel, *, subip: bool, subip_time_limit: float,
-                             subip_maxdepth: int, convex4: bool, seed: int, sepa_freq: int,
-                             prop_freq: int) -> ClusterConshdlr:
+def include_cluster_conshdlr(fm: FamilyModel, options: ILPOptions) -> ClusterConshdlr:
     """Include the handler (``dagcluster``) and its one constraint in ``fm``'s model: separation
     before every other separator, enforcement and checking after the integrality handler."""
-    conshdlr = ClusterConshdlr(fm.problem, fm.x, subip=subip, subip_time_limit=subip_time_limit,
-                               subip_maxdepth=subip_maxdepth, convex4=convex4, seed=seed)
+    conshdlr = ClusterConshdlr(fm.problem, fm.x, options)
     model = fm.model
     model.includeConshdlr(
         conshdlr, "dagcluster", "acyclicity by cluster constraints",
         sepapriority=100000, enfopriority=-100, chckpriority=-100,
-        sepafreq=sepa_freq, propfreq=prop_freq, eagerfreq=-1, needscons=True,
+        sepafreq=options.sepa_freq, propfreq=options.prop_freq, eagerfreq=-1, needscons=True,
     )
     model.addPyCons(model.createCons(conshdlr, "acyclic", initial=False, separate=True,
                                      enforce=True, check=True, propagate=True, removable=False))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pyscipopt import SCIP_HEURTIMING, SCIP_LPSOLSTAT, SCIP_RESULT, Heur
 
 from ilp.model import FamilyModel
+from ilp.options import ILPOptions
 from ilp.order_search import improve_by_order
 from ilp.plugin import Plugin, TransformedVars, guarded
 from ilp.problem import FamilyProblem
@@ -86,12 +87,12 @@ class SinksHeur(Plugin, Heur):
         return {"result": SCIP_RESULT.DIDNOTFIND}
 
 
-def include_sinks_heur(fm: FamilyModel, *, freq: int, order_search: bool) -> SinksHeur:
-    """Include the heuristic (``sinks``) in ``fm``'s model, run every ``freq`` nodes (-1: never)
+def include_sinks_heur(fm: FamilyModel, options: ILPOptions) -> SinksHeur:
+    """Include the heuristic (``sinks``) in ``fm``'s model, run every ``options.sinks_freq`` nodes
     after the node's LP and between the cut rounds: on large tables the root's rounds take
     minutes and the incumbent would otherwise stay the warm start until the root is done."""
-    heur = SinksHeur(fm.problem, fm.x, fm.arcs, order_search=order_search)
+    heur = SinksHeur(fm.problem, fm.x, fm.arcs, order_search=options.order_search)
     fm.model.includeHeur(heur, "sinks", "sink-finding heuristic on the LP solution", "k",
-                         priority=1000, freq=freq,
+                         priority=1000, freq=options.sinks_freq,
                          timingmask=SCIP_HEURTIMING.AFTERLPNODE | SCIP_HEURTIMING.DURINGLPLOOP)
     return heur

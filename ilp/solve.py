@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import numpy as np
 from pyscipopt import SCIP_PARAMSETTING, SCIP_STAGE
 
 from graphs.dag import find_cycle
@@ -24,8 +23,9 @@ from hybridbn.errors import HybridBNError
 from ilp.conshdlr_cluster import include_cluster_conshdlr
 from ilp.heur_sinks import include_sinks_heur
 from ilp.model import FamilyModel, build_model
+from ilp.options import ILPOptions
 from ilp.plugin import plugin_stats, raise_plugin_error
-from ilp.portfolio import DP_MAX_VARS, solve_by_dp, use_dp
+from ilp.portfolio import solve_by_dp, use_dp
 from ilp.problem import ILPInfeasibleError, ILPInputError, build_problem
 from ilp.result import ILPResult
 from scores.table import ScoreTable
@@ -40,26 +40,15 @@ class ILPSolveError(HybridBNError, RuntimeError):
     """SCIP stopped without any DAG (e.g. a time limit before the first feasible solution)."""
 
 
-def _check_options(time_limit, threads, seed, subip_time_limit) -> None:
-    if time_limit is not None and not time_limit > 0:
-        raise ILPInputError(f"time_limit must be positive or None, got {time_limit!r}")
-    if not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ILPInputError(f"threads must be a positive int, got {threads!r}")
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ILPInputError(f"seed must be a non-negative int, got {seed!r}")
-    if not subip_time_limit > 0:
-        raise ILPInputError(f"subip_time_limit must be positive, got {subip_time_limit!r}")
-
-
-def _set_parameters(model, *, time_limit, verbose, seed, scip_params) -> None:
-    model.hideOutput(not verbose)
+def _set_parameters(model, options: ILPOptions, time_limit: float | None) -> None:
+    model.hideOutput(not options.verbose)
     model.setHeuristics(SCIP_PARAMSETTING.OFF)
     model.setPresolve(SCIP_PARAMSETTING.FAST)
     # SCIP's generic cuts (gomory, zerohalf, clique) tighten the root a lot here; aggregation
     # (c-MIR, flow cover) finds nothing on set-partitioning rows and only costs time.
     model.setParam("separating/aggregation/freq", -1)
     model.setParam("presolving/donotmultaggr", True)
-    model.setParam("randomization/randomseedshift", int(seed))
+    model.setParam("randomization/randomseedshift", int(options.seed))
     model.setParam("limits/gap", 0.0)
     model.setParam("limits/absgap", 0.0)
     model.setParam("separating/maxstallroundsroot", -1)
@@ -76,7 +65,7 @@ def _set_parameters(model, *, time_limit, verbose, seed, scip_params) -> None:
     model.setParam("conflict/enable", False)
     if time_limit is not None:
         model.setParam("limits/time", float(time_limit))
-    for name, value in (scip_params or {}).items():
+    for name, value in options.scip_params.items():
         model.setParam(name, value)
 
 
@@ -91,82 +80,56 @@ def _search_counts(model) -> dict[str, int]:
 
 def solve_ilp(
     table: ScoreTable,
+    options: ILPOptions = ILPOptions(),
     *,
     required_arcs=(),
     forbidden_arcs=(),
     palim: int | None = None,
-    time_limit: float | None = None,
-    threads: int = 1,
-    verbose: bool = False,
-    seed: int = 0,
-    cluster_3: bool = False,
-    set_packing: bool = True,
-    convex4: bool = True,
-    arc_vars: bool = True,
-    subip: bool = True,
-    subip_time_limit: float = 5.0,
-    subip_maxdepth: int = 0,
-    sepa_freq: int = 1,
-    prop_freq: int = 1,
-    arc_branch_priority: int = 10,
-    sinks_freq: int = 1,
-    order_search: bool = True,
-    warm_start: bool = True,
-    scip_params: dict[str, Any] | None = None,
     extend: Hook | Sequence[Hook] | None = None,
-    dp_max_vars: int = DP_MAX_VARS,
+    time_limit: float | None = None,
 ) -> ILPResult:
     """Maximise the total local score over DAGs whose families are in ``table``.
 
     Family-variable IP with convexity and cluster constraints (Cussens 2011; Bartlett & Cussens
-    2017; Su 2023 section 5.6). Options: ``required_arcs`` / ``forbidden_arcs`` as
-    ``(parent, child)`` pairs of indices or names; ``palim`` drops larger parent sets;
-    ``time_limit`` (seconds) returns the best DAG found with its dual bound and gap (status
-    ``"timelimit"``); ``threads`` is accepted for interface symmetry but SCIP's branch and bound
-    with Python plugins is single-threaded, so values > 1 have no effect; ``verbose`` shows the
-    SCIP log; ``seed`` sets SCIP's random seed shift; ``cluster_3`` adds all 3-node cluster
-    constraints up front; ``set_packing`` adds the set-packing rows of :mod:`ilp.set_packing`;
-    ``convex4`` separates the 4-node cuts of :mod:`ilp.convex4` when no cluster cut is violated;
-    ``arc_vars`` adds arc variables, branched on first with priority
-    ``arc_branch_priority``; ``subip`` enables exact separation (enumeration / sub-IP, limited to
-    ``subip_time_limit`` seconds a call) at depths ``<= subip_maxdepth`` when the greedy finder
-    fails; ``sepa_freq`` / ``prop_freq`` are the depth frequencies of cluster-cut separation and
-    acyclicity propagation (SCIP semantics: 0 root only, -1 never); ``sinks_freq`` is the node
-    frequency of the sink-finding heuristic (-1 off); ``order_search`` improves the heuristic's
-    DAGs by local search over orders (:mod:`ilp.order_search`); ``warm_start`` seeds SCIP with the greedy
-    sinks DAG; ``scip_params`` overrides any SCIP parameter. ``time_limit`` bounds SCIP's solve
-    only (validation and model building come before it). ``extend(fm)`` (or each of a sequence of
-    such hooks), if given, is called on the :class:`ilp.model.FamilyModel` once the plugins above
-    are in place and before the warm start; it may add variables, rows, plugins and start solutions (e.g. the treewidth bound of
-    :mod:`ilp.treewidth.elimination`) and returns its plugins (:class:`ilp.plugin.Plugin`): their ``error`` is re-raised after the
-    solve and their ``stats`` dicts are merged into the result's.
+    2017; Su 2023 section 5.6), solved as :class:`ilp.options.ILPOptions` says. The problem:
+    ``required_arcs`` / ``forbidden_arcs`` as ``(parent, child)`` pairs of indices or names;
+    ``palim`` drops larger parent sets; ``extend(fm)`` (or each of a sequence of such hooks), if
+    given, is called on the :class:`ilp.model.FamilyModel` once the plugins are in place and
+    before the warm start; it may add variables, rows, plugins and start solutions (e.g. the
+    treewidth models of :mod:`ilp.treewidth`) and returns its plugins
+    (:class:`ilp.plugin.Plugin`): their ``error`` is re-raised after the solve and their
+    ``stats`` dicts are merged into the result's. ``time_limit`` (seconds) bounds SCIP's solve
+    (validation and model building come before it) and returns the best DAG found with its dual
+    bound and gap (status ``"timelimit"``).
 
     Raises :class:`ILPInputError` (a ``ValueError``) on bad input before the solver starts,
     :class:`ILPInfeasibleError` if no acyclic choice of candidate parent sets exists, and
     :class:`ILPSolveError` if SCIP stopped before finding any DAG.
 
-    Problems of at most ``dp_max_vars`` variables (and no ``extend``) are solved exactly by the
-    dynamic programme of :mod:`ilp.portfolio` instead of SCIP when its rule says the DP is the
-    cheaper (``0``: always SCIP); the SCIP options then have no effect.
+    Problems of at most ``options.dp_max_vars`` variables (and no ``extend``) are solved exactly
+    by the dynamic programme of :mod:`ilp.portfolio` instead of SCIP when its rule says the DP is
+    the cheaper.
     """
     t0 = time.perf_counter()
-    _check_options(time_limit, threads, seed, subip_time_limit)
+    if not isinstance(options, ILPOptions):
+        raise ILPInputError(f"options must be an ILPOptions, got {type(options).__name__}")
+    if time_limit is not None and not time_limit > 0:
+        raise ILPInputError(f"time_limit must be positive or None, got {time_limit!r}")
     problem = build_problem(table, required_arcs=required_arcs, forbidden_arcs=forbidden_arcs, palim=palim)
     hooks = () if extend is None else (extend,) if callable(extend) else tuple(extend)
-    if not hooks and use_dp(problem, dp_max_vars):
+    if not hooks and use_dp(problem, options.dp_max_vars):
         return solve_by_dp(problem, table, t0)
-    fm = build_model(problem, arc_vars=arc_vars, set_packing=set_packing, cluster_3=cluster_3)
+    fm = build_model(problem, arc_vars=options.arc_vars, set_packing=options.set_packing,
+                     cluster_3=options.cluster_3)
     model = fm.model
-    _set_parameters(model, time_limit=time_limit, verbose=verbose, seed=seed, scip_params=scip_params)
+    _set_parameters(model, options, time_limit)
 
-    conshdlr = include_cluster_conshdlr(fm, subip=subip, subip_time_limit=subip_time_limit,
-                                        subip_maxdepth=subip_maxdepth, convex4=convex4, seed=seed,
-                                        sepa_freq=sepa_freq, prop_freq=prop_freq)
+    conshdlr = include_cluster_conshdlr(fm, options)
     for a in fm.arcs.values():
-        model.chgVarBranchPriority(a, arc_branch_priority)
-    heur = include_sinks_heur(fm, freq=sinks_freq, order_search=order_search)
+        model.chgVarBranchPriority(a, options.arc_branch_priority)
+    heur = include_sinks_heur(fm, options)
     plugins = [conshdlr, heur] + [plugin for hook in hooks for plugin in hook(fm)]
-    warm = heur.add_warm_start() if warm_start else None
+    warm = heur.add_warm_start() if options.warm_start else None
     t_build = time.perf_counter() - t0
     t_first = t_build if warm is not None else None
 
@@ -174,7 +137,7 @@ def solve_ilp(
     t_solve = time.perf_counter() - t0 - t_build
     if t_first is None and model.getNSols() > 0:
         t_first = t_build + min(model.getSolTime(s) for s in model.getSols())
-    if verbose:
+    if options.verbose:
         model.printStatistics()
     raise_plugin_error(plugins)
     status = model.getStatus()

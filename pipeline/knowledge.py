@@ -327,12 +327,12 @@ def keep_adjacent(restriction, adjacent: np.ndarray):
 
 # ------------------------------------------------------------------------------------- solvers
 
-def ilp_options(know: KnowledgeMatrices) -> dict:
-    """Options of :func:`ilp.solve_ilp` enforcing the knowledge: required and forbidden arcs, and a
-    row ``sum of the families making u, v adjacent >= 1`` per undirected requirement."""
+def ilp_inputs(know: KnowledgeMatrices) -> dict:
+    """Keyword inputs of :func:`ilp.solve_ilp` enforcing the knowledge: required and forbidden arcs,
+    and a row ``sum of the families making u, v adjacent >= 1`` per undirected requirement."""
     excluded = ~know.allowed & ~np.eye(len(know.names), dtype=bool)
-    options = {"required_arcs": [tuple(a) for a in np.argwhere(know.required).tolist()],
-               "forbidden_arcs": [tuple(a) for a in np.argwhere(excluded).tolist()]}
+    inputs = {"required_arcs": [tuple(a) for a in np.argwhere(know.required).tolist()],
+              "forbidden_arcs": [tuple(a) for a in np.argwhere(excluded).tolist()]}
     pairs = know.undirected.tolist()
     if pairs:
         def extend(fm):
@@ -345,8 +345,8 @@ def ilp_options(know: KnowledgeMatrices) -> dict:
                 fm.model.addCons(quicksum(fm.x[f] for f in families.tolist()) >= 1, name=f"adjacent({u},{v})")
             return []
 
-        options["extend"] = extend
-    return options
+        inputs["extend"] = extend
+    return inputs
 
 
 def check_solution(know: KnowledgeMatrices, parent_sets, solver: str) -> None:

@@ -56,20 +56,20 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     """Exact ILP (Su 2023, section 5.6); optionally treewidth-bounded or inside the cops bags."""
     import ilp
 
-    options: dict[str, Any] = {"time_limit": cfg.time_limit, "verbose": False, "seed": 0}
+    ilp_args: dict[str, Any] = {"time_limit": cfg.time_limit}
     if inputs.knowledge is not None:
-        from pipeline.knowledge import ilp_options
+        from pipeline.knowledge import ilp_inputs
 
-        options.update(ilp_options(inputs.knowledge))
+        ilp_args.update(ilp_inputs(inputs.knowledge))
     table = ilp.restrict_to_bags(inputs.table, inputs.bags) if cfg.within_bags else inputs.table
     if cfg.treewidth is not None:
-        result = ilp.solve_bounded_treewidth(table, cfg.treewidth, **options)
+        result = ilp.solve_bounded_treewidth(table, cfg.treewidth, **ilp_args)
     else:
         if inputs.start is not None:  # with the knowledge's hook, if any
             from pipeline.incumbent import start_solution
 
-            options["extend"] = [*filter(None, [options.get("extend")]), start_solution(inputs.start)]
-        result = ilp.solve_ilp(table, **options)
+            ilp_args["extend"] = [*filter(None, [ilp_args.get("extend")]), start_solution(inputs.start)]
+        result = ilp.solve_ilp(table, **ilp_args)
     summary = {k: v for k, v in result.to_dict().items() if k not in ("parent_sets", "names")}
     return Solution([tuple(int(p) for p in ps) for ps in result.parent_sets], json_ready(summary))
 

@@ -7,7 +7,7 @@ import pytest
 from bayesnet.catalog import load_network
 from bayesnet.sampling import forward_sample
 from graphs.dag import is_acyclic
-from ilp import solve_ilp
+from ilp import ILPOptions, solve_ilp
 from scores.candidates import build_score_table
 from search.exact_dp import exact_optimum
 
@@ -19,7 +19,7 @@ from search.exact_dp import exact_optimum
 def test_ilp_matches_exact_dp_on_benchmarks(network, n_rows, palim):
     data = forward_sample(load_network(network), n_rows, seed=0)
     table = build_score_table(data.data, data.arities, score="bdeu", ess=1.0, palim=palim)
-    res = solve_ilp(table, dp_max_vars=0)  # SCIP, not the DP route of the portfolio
+    res = solve_ilp(table, ILPOptions(dp_max_vars=0))  # SCIP, not the DP route of the portfolio
     score, _ = exact_optimum(table)
     assert res.status == "optimal" and res.gap == 0.0
     assert res.objective == pytest.approx(score, rel=1e-9)

@@ -7,10 +7,10 @@ import pytest
 from helpers import random_table
 from pyscipopt import SCIP_HEURTIMING, SCIP_RESULT, Heur, Sepa
 
-from ilp import solve_ilp
+from ilp import ILPOptions, solve_ilp
 from ilp.plugin import Plugin, guarded, plugin_stats, raise_plugin_error
 
-SCIP = {"dp_max_vars": 0}
+SCIP = ILPOptions(dp_max_vars=0)
 
 
 class FailingHeur(Plugin, Heur):
@@ -57,15 +57,15 @@ def include_heur(plugin):
 def test_a_callback_error_is_raised_after_the_solve_as_the_original_exception():
     error = ValueError("boom in heurexec")
     with pytest.raises(ValueError, match="boom in heurexec") as caught:
-        solve_ilp(random_table(10, seed=2), extend=include_heur(FailingHeur(error)), **SCIP)
+        solve_ilp(random_table(10, seed=2), SCIP, extend=include_heur(FailingHeur(error)))
     assert caught.value is error
 
 
 def test_plugin_statistics_reach_the_result():
     table = random_table(10, seed=2)
-    plain = solve_ilp(table, **SCIP)
+    plain = solve_ilp(table, SCIP)
     probe = FailingHeur(ValueError("never"), fail_at=0)
-    res = solve_ilp(table, extend=include_heur(probe), **SCIP)
+    res = solve_ilp(table, SCIP, extend=include_heur(probe))
     assert res.stats["probe_calls"] == probe.stats["probe_calls"] >= 1
     assert res.objective == plain.objective
     assert res.stats["greedy_calls"] >= 1 and "sinks_calls" in res.stats  # the core plugins' own
@@ -73,7 +73,7 @@ def test_plugin_statistics_reach_the_result():
 
 def test_cuts_added_by_a_separator_are_counted_and_keep_the_optimum():
     table = random_table(10, seed=3)
-    plain = solve_ilp(table, **SCIP)
+    plain = solve_ilp(table, SCIP)
     sepas = []
 
     def extend(fm):
@@ -81,7 +81,7 @@ def test_cuts_added_by_a_separator_are_counted_and_keep_the_optimum():
         fm.model.includeSepa(sepas[0], "convexity", "test separator", priority=1, freq=0)
         return sepas
 
-    res = solve_ilp(table, extend=extend, **SCIP)
+    res = solve_ilp(table, SCIP, extend=extend)
     assert res.stats["convexity_cuts"] >= table.n_vars and res.stats["convexity_cuts"] % table.n_vars == 0
     assert res.objective == pytest.approx(plain.objective, abs=1e-9)
     assert res.status == "optimal"

@@ -1,17 +1,18 @@
 """ILP optimum against the exact DP on random score tables; acyclicity and bookkeeping properties.
 
-The cross-checks run both routes of ``solve_ilp``: SCIP (``dp_max_vars=0``) and the small-problem
+The cross-checks run both routes of ``solve_ilp``: SCIP (``ILPOptions(dp_max_vars=0)``) and the small-problem
 DP route of :mod:`ilp.portfolio` (the default on these sizes); the other tests exercise SCIP."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from helpers import assert_consistent_solution, random_table
 
-from ilp import ILPInfeasibleError, ILPResult, solve_ilp
+from ilp import ILPInfeasibleError, ILPOptions, ILPResult, solve_ilp
 from scores.table import ScoreTable
 from search.exact_dp import ExactDPError, exact_optimum
 
@@ -23,8 +24,8 @@ def _check_result(table: ScoreTable, res: ILPResult) -> None:
     assert res.gap >= 0.0
 
 
-SCIP = {"dp_max_vars": 0}
-ROUTES = pytest.mark.parametrize("route", [SCIP, {}], ids=["scip", "portfolio"])
+SCIP = ILPOptions(dp_max_vars=0)
+ROUTES = pytest.mark.parametrize("route", [SCIP, ILPOptions()], ids=["scip", "portfolio"])
 
 
 @ROUTES
@@ -32,9 +33,9 @@ ROUTES = pytest.mark.parametrize("route", [SCIP, {}], ids=["scip", "portfolio"])
 @pytest.mark.parametrize("seed", range(4))
 def test_matches_exact_dp(n, seed, route):
     table = random_table(n, 1000 * n + seed, palim=3)
-    res = solve_ilp(table, seed=seed, **route)
+    res = solve_ilp(table, replace(route, seed=seed))
     score, _ = exact_optimum(table)
-    assert res.status == "optimal" and res.stats["method"] == ("ilp" if route else "exact_dp")
+    assert res.status == "optimal" and res.stats["method"] == ("ilp" if route == SCIP else "exact_dp")
     assert res.objective == pytest.approx(score, rel=1e-9)
     _check_result(table, res)
 
@@ -47,9 +48,9 @@ def test_restricted_tables(seed, route):
         score, _ = exact_optimum(table)
     except ExactDPError:
         with pytest.raises(ILPInfeasibleError):
-            solve_ilp(table, **route)
+            solve_ilp(table, route)
         return
-    res = solve_ilp(table, **route)
+    res = solve_ilp(table, route)
     assert res.objective == pytest.approx(score, rel=1e-9)
     _check_result(table, res)
 
@@ -71,7 +72,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
         for v, fam in enumerate(table.families)
     ]
     score, _ = exact_optimum(ScoreTable.from_families(filtered))
-    res = solve_ilp(table, required_arcs=required, forbidden_arcs=forbidden, palim=palim, **route)
+    res = solve_ilp(table, route, required_arcs=required, forbidden_arcs=forbidden, palim=palim)
     assert res.objective == pytest.approx(score, rel=1e-9)
     assert all(res.dag[u, c] for u, c in required)
     assert not any(res.dag[u, c] for u, c in forbidden)
@@ -86,14 +87,14 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
     score, _ = exact_optimum(table)
-    res = solve_ilp(table, **options, **SCIP)
+    res = solve_ilp(table, replace(SCIP, **options))
     assert res.objective == pytest.approx(score, rel=1e-9)
     _check_result(table, res)
 
 
 def test_time_limit_returns_best_dag_with_bound():
     table = random_table(14, 5, palim=3, keep=0.8)
-    res = solve_ilp(table, time_limit=0.2, **SCIP)
+    res = solve_ilp(table, SCIP, time_limit=0.2)
     assert res.status in ("timelimit", "optimal")
     _check_result(table, res)
     if res.status == "timelimit":
@@ -102,7 +103,7 @@ def test_time_limit_returns_best_dag_with_bound():
 
 def test_deterministic_for_a_seed_and_serialisable():
     table = random_table(8, 9, palim=3)
-    a, b = solve_ilp(table, seed=3, **SCIP), solve_ilp(table, seed=3, **SCIP)
+    a, b = solve_ilp(table, replace(SCIP, seed=3)), solve_ilp(table, replace(SCIP, seed=3))
     assert a.parent_sets == b.parent_sets and a.stats["nodes"] == b.stats["nodes"]
     d = json.loads(json.dumps(a.to_dict()))
     assert d["status"] == "optimal" and d["parent_sets"] == [list(ps) for ps in a.parent_sets]
@@ -115,7 +116,7 @@ def test_deterministic_for_a_seed_and_serialisable():
 def test_portfolio_threshold_picks_the_route(seed):
     """At the threshold the DP answers; one variable below it SCIP does; both are optimal."""
     table = random_table(9, 900 + seed, palim=3)
-    dp, ip = solve_ilp(table, dp_max_vars=9), solve_ilp(table, dp_max_vars=8)
+    dp, ip = solve_ilp(table, ILPOptions(dp_max_vars=9)), solve_ilp(table, ILPOptions(dp_max_vars=8))
     assert (dp.stats["method"], ip.stats["method"]) == ("exact_dp", "ilp")
     assert dp.objective == pytest.approx(ip.objective, rel=1e-9)
     assert dp.dual_bound == dp.objective and dp.gap == 0.0

@@ -100,6 +100,7 @@ def test_ctrl_c_during_a_sub_ip_interrupts_the_outer_solve(monkeypatch):
     import signal
 
     import ilp.conshdlr_cluster
+    from ilp.options import ILPOptions
     from ilp.solve import solve_ilp
     from ilp.subip import _subip
 
@@ -117,7 +118,7 @@ def test_ctrl_c_during_a_sub_ip_interrupts_the_outer_solve(monkeypatch):
     monkeypatch.setattr(ilp.conshdlr_cluster, "greedy_clusters", lambda *a, **kw: [])  # always the sub-IP
     monkeypatch.setattr(ilp.conshdlr_cluster, "subip_clusters", interrupted_subip)
     try:
-        result = solve_ilp(random_table(12, seed=1), dp_max_vars=0)
+        result = solve_ilp(random_table(12, seed=1), ILPOptions(dp_max_vars=0))
     except KeyboardInterrupt:  # interrupted before SCIP had a DAG: also the outer solve stopping
         return
     assert result.status == "userinterrupt"

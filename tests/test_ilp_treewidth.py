@@ -14,7 +14,7 @@ from graphs.ktree import complete_k_tree, random_k_tree
 from graphs.moral import moral_graph
 from graphs.treedec import TreeDecomposition
 from graphs.treewidth import dag_treewidth, treewidth_exact
-from ilp import ILPInputError
+from ilp import ILPInputError, ILPOptions
 from ilp.treewidth.solve import solve_bounded_treewidth
 from ilp.treewidth.bounded_dag import bounded_dag
 from ilp.treewidth.density import dense_sets
@@ -79,7 +79,7 @@ def test_bounded_matches_brute_force(n, k, seed, relaxation_first, formulation):
     """Every path is exact: both treewidth models, and the unbounded optimum when it fits."""
     table = candidate_table(n, 100 * n + 10 * k + seed)
     expected = brute_force(table, lambda moral: treewidth_exact(moral).width <= k)
-    res = solve_bounded_treewidth(table, k, seed=seed, relaxation_first=relaxation_first,
+    res = solve_bounded_treewidth(table, k, ILPOptions(seed=seed), relaxation_first=relaxation_first,
                                   formulation=formulation)
     assert res.status == "optimal"
     assert res.stats["relaxation_optimal"] in ((True, False) if relaxation_first else (False,))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ilp import ILPInfeasibleError, ILPInputError, solve_ilp
+from ilp import ILPInfeasibleError, ILPInputError, ILPOptions, solve_ilp
 from scores.table import ScoreTable
 
 
@@ -75,13 +75,43 @@ def test_child_left_without_candidates():
         ({"forbidden_arcs": [(0,)]}, "pair"),
         ({"palim": -1}, "palim"),
         ({"time_limit": 0}, "time_limit"),
-        ({"threads": 0}, "threads"),
-        ({"seed": -1}, "seed"),
+    ],
+)
+def test_bad_inputs(kwargs, match):
+    with pytest.raises(ILPInputError, match=match):
+        solve_ilp(_table(), **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"seed": -1}, "^seed must be a non-negative int, got -1$"),
+        ({"seed": 1.5}, "^seed must be an int, got 1.5$"),
+        ({"dp_max_vars": -1}, "^dp_max_vars must be a non-negative int"),
+        ({"sepa_freq": -2}, "^sepa_freq must be -1 .never., 0 .root only. or positive, got -2$"),
+        ({"sinks_freq": True}, "^sinks_freq must be an int, got True$"),
+        ({"arc_vars": 1}, "^arc_vars must be True or False, got 1$"),
+        ({"subip_time_limit": 0}, "^subip_time_limit must be positive, got 0$"),
+        ({"subip_time_limit": "5"}, "^subip_time_limit must be positive"),
+        ({"scip_params": {1: 2}}, "^scip_params must be a dict of SCIP parameter names"),
     ],
 )
 def test_bad_options(kwargs, match):
     with pytest.raises(ILPInputError, match=match):
-        solve_ilp(_table(), **kwargs)
+        ILPOptions(**kwargs)
+
+
+def test_options_are_one_frozen_object():
+    params = {"limits/nodes": 5}
+    options = ILPOptions(seed=3, scip_params=params)
+    params["limits/nodes"] = 7  # the caller's dict stays theirs
+    assert options.scip_params == {"limits/nodes": 5}
+    with pytest.raises(AttributeError):
+        options.seed = 4
+    with pytest.raises(TypeError, match="threads"):  # no thread count: SCIP runs the plugins on one
+        ILPOptions(threads=2)
+    with pytest.raises(ILPInputError, match="options must be an ILPOptions, got dict"):
+        solve_ilp(_table(), {"seed": 3})
 
 
 def test_infeasible_restricted_table():

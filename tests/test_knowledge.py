@@ -24,7 +24,7 @@ from pipeline.cache import StageCache
 from pipeline.cli import main
 from pipeline.config import RunConfig
 from pipeline.grid import job_key, parse_grid
-from pipeline.knowledge import (KnowledgeError, add_adjacency_families, ilp_options, keep_adjacent,
+from pipeline.knowledge import (KnowledgeError, add_adjacency_families, ilp_inputs, keep_adjacent,
                                 read_knowledge)
 from pipeline.solvers import SolveInputs, solve_ilp_stage
 from pipeline.stages import dag_of, run_stages
@@ -224,7 +224,7 @@ def test_ilp_under_knowledge_equals_the_brute_force_constrained_optimum(tmp_path
     else:
         best = exact_optimum(_filtered(full, m, m.required))[0]
     table = _knowledge_table(ds, m)
-    result = solve_ilp(table, **ilp_options(m))
+    result = solve_ilp(table, **ilp_inputs(m))
     assert result.status == "optimal"
     assert result.objective == pytest.approx(best, rel=1e-9, abs=1e-9)
     assert not m.violations(result.dag) and find_cycle(result.dag) is None
@@ -238,7 +238,7 @@ def test_warm_start_and_an_undirected_requirement_extend_one_ilp(tmp_path):
     m = _random_knowledge(tmp_path, 2, True)
     assert m.undirected.size
     table = _knowledge_table(ds, m)
-    first = solve_ilp(table, **ilp_options(m))
+    first = solve_ilp(table, **ilp_inputs(m))
     again = solve_ilp_stage(RunConfig(network="asia"),
                             SolveInputs(names=ds.names, table=table, knowledge=m, start=list(first.parent_sets)))
     assert again.summary["status"] == "optimal"

@@ -22,6 +22,7 @@ from graphs.bitsets import to_mask
 from graphs.ktree import KTree, check_k_tree
 from graphs.treedec import TreeDecomposition, elimination_fill, validate_tree_decomposition
 from graphs.treewidth import greedy_elimination_order
+from ilp.options import ILPOptions
 from ilp.problem import ILPInputError
 from ilp.result import ILPResult
 from ilp.solve import solve_ilp
@@ -129,9 +130,11 @@ def structure_bags(within, n: int, k: int | None = None) -> list[frozenset[int]]
     return chordal_cliques(M) if k is None else ktree_cliques(M, k)
 
 
-def solve_ilp_within(table: ScoreTable, within, *, k: int | None = None, **ilp_options) -> ILPResult:
+def solve_ilp_within(table: ScoreTable, within, options: ILPOptions = ILPOptions(), *,
+                     k: int | None = None, **inputs) -> ILPResult:
     """Best DAG whose moral graph is a subgraph of the chordal graph (k-tree) or lies within the
     bags of the tree decomposition ``within`` (see :func:`structure_bags`), exactly, by
-    :func:`ilp.solve_ilp` on the restricted table; ``ilp_options`` go to :func:`ilp.solve_ilp`."""
+    :func:`ilp.solve_ilp` on the restricted table; ``options`` and the keyword ``inputs``
+    (arcs, ``palim``, ``extend``, ``time_limit``) go to :func:`ilp.solve_ilp`."""
     bags = structure_bags(within, table.n_vars, k)
-    return solve_ilp(restrict_to_bags(table, bags), **ilp_options)
+    return solve_ilp(restrict_to_bags(table, bags), options, **inputs)

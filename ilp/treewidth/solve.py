@@ -13,23 +13,30 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import replace
 
 import numpy as np
 from pyscipopt import quicksum
 
 from graphs.moral import moral_graph
 from graphs.treewidth import dag_treewidth, width_at_most
-from ilp.treewidth.elimination import elimination_extension
-from ilp.treewidth.ktree_filter import TreewidthInputError, check_width
 from ilp.model import FamilyModel
-from ilp.treewidth.obstruction import obstruction_extension
+from ilp.options import ILPOptions
 from ilp.result import ILPResult
 from ilp.solve import ILPSolveError, solve_ilp
+from ilp.treewidth.elimination import elimination_extension
+from ilp.treewidth.ktree_filter import TreewidthInputError, check_width
+from ilp.treewidth.obstruction import obstruction_extension
 from scores.table import ScoreTable
 
 logger = logging.getLogger(__name__)
 
 FORMULATIONS = {"obstruction": obstruction_extension, "elimination": elimination_extension}
+
+BOUNDED_SEPA_FREQ = 10
+"""Cluster cuts every 10 depth levels in the bounded model, not at every node as in the unbounded
+default: alarm k = 2 (BIC, N=5000) took 168.7 CPU s and 1063 nodes so, 429.7 s and 2895 nodes
+with separation at every node."""
 
 
 def _certified_within(dag: np.ndarray, k: int) -> bool:
@@ -55,24 +62,28 @@ def _with_objective_bound(extend, upper_bound: float | None):
 def solve_bounded_treewidth(
     table: ScoreTable,
     k: int,
+    options: ILPOptions = ILPOptions(),
     *,
     formulation: str = "obstruction",
+    required_arcs=(),
+    forbidden_arcs=(),
     palim: int | None = None,
-    warm_start: bool = True,
-    sinks_freq: int = 1,
+    time_limit: float | None = None,
     relaxation_first: bool = True,
-    **ilp_options,
 ) -> ILPResult:
     """Best DAG over the families of ``table`` whose moral graph has treewidth at most ``k``.
 
     ``formulation`` picks the treewidth model (see the module docstring); ``palim`` is capped
-    at ``k``; ``warm_start`` and ``sinks_freq`` drive the treewidth-repaired sink-finding
-    heuristic; other ``ilp_options`` (``time_limit``, ``seed``, ``verbose``, ...) go to
-    :func:`ilp.solve_ilp`. With ``relaxation_first`` the unbounded problem is solved first with
-    half of any time limit; ``stats["relaxation_optimal"]`` says whether its optimum was the
-    answer and ``stats["relaxation_bound"]`` is the bound it gave otherwise.
-    ``stats["treewidth"]`` is the exact treewidth of the result's moral graph. Raises
-    :class:`TreewidthInputError` unless ``1 <= k <= n - 1`` and the formulation is known.
+    at ``k``; the arcs, ``palim`` and ``time_limit`` are those of :func:`ilp.solve_ilp`, which
+    solves with ``options``; in the bounded model the core sink-finding heuristic and warm start
+    give way to the treewidth-repaired ones (:mod:`ilp.treewidth.heur_bounded_sinks`, run as
+    ``options.sinks_freq`` and ``options.warm_start`` say) and cluster cuts are separated every
+    :data:`BOUNDED_SEPA_FREQ` depth levels (``options.sepa_freq`` is the relaxation's). With
+    ``relaxation_first`` the unbounded problem is solved first with half of any time limit;
+    ``stats["relaxation_optimal"]`` says whether its optimum was the answer and
+    ``stats["relaxation_bound"]`` is the bound it gave otherwise. ``stats["treewidth"]`` is the
+    exact treewidth of the result's moral graph. Raises :class:`TreewidthInputError` unless
+    ``1 <= k <= n - 1`` and the formulation is known.
     """
     if not isinstance(table, ScoreTable):
         raise TreewidthInputError(f"expected a ScoreTable, got {type(table).__name__}")
@@ -81,11 +92,11 @@ def solve_bounded_treewidth(
     k = check_width(k, table.n_vars)
     if palim is None or (isinstance(palim, (int, np.integer)) and palim > k):
         palim = k
-    time_limit = ilp_options.pop("time_limit", None)
+    problem = {"required_arcs": required_arcs, "forbidden_arcs": forbidden_arcs, "palim": palim}
     res, via_relaxation, bound = None, False, None
     if relaxation_first:
-        first = solve_ilp(table, palim=palim, time_limit=None if time_limit is None else time_limit / 2,
-                          **ilp_options)
+        first = solve_ilp(table, options, time_limit=None if time_limit is None else time_limit / 2,
+                          **problem)
         if first.status == "optimal" and _certified_within(first.dag, k):
             res, via_relaxation = first, True
             logger.info("the unbounded optimum has treewidth <= %d: it is the bounded optimum", k)
@@ -95,13 +106,10 @@ def solve_bounded_treewidth(
             if time_limit is not None:
                 time_limit = max(time_limit - sum(first.times.values()), time_limit / 4)
     if res is None:
-        extend = _with_objective_bound(FORMULATIONS[formulation](k, warm_start, sinks_freq), bound)
-        # Cluster cuts every 10 depth levels, not at every node as in the unbounded default:
-        # alarm k = 2 (BIC, N=5000) took 168.7 CPU s and 1063 nodes so, 429.7 s and 2895 nodes
-        # with separation at every node.
-        options = {"sepa_freq": 10, **ilp_options}
-        res = solve_ilp(table, palim=palim, sinks_freq=-1, warm_start=False, time_limit=time_limit,
-                        extend=extend, **options)
+        model = FORMULATIONS[formulation](k, options.warm_start, options.sinks_freq)
+        bounded = replace(options, sepa_freq=BOUNDED_SEPA_FREQ, sinks_freq=-1, warm_start=False)
+        res = solve_ilp(table, bounded, time_limit=time_limit, extend=_with_objective_bound(model, bound),
+                        **problem)
     width = dag_treewidth(res.dag).width
     if width > k:  # pragma: no cover - guarded by the treewidth model
         raise ILPSolveError(f"the learned DAG has treewidth {width} > k={k}")

@@ -1,0 +1,103 @@
+"""How :func:`ilp.solve_ilp` solves: the model's optional rows, the plugins' settings, the route.
+
+What is solved (the table, required / forbidden arcs, parent limit, ``extend`` hooks) and for how
+long (``time_limit``) are arguments of :func:`ilp.solve_ilp`; :class:`ILPOptions` holds the rest,
+with the measurement behind a default where one was taken (figures from ``docs/benchmarks.md``:
+BDeu ESS 1, palim 3, solve CPU seconds). No option changes the optimum, only the search's path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from ilp.portfolio import DP_MAX_VARS
+from ilp.problem import ILPInputError
+
+FREQUENCIES = ("sepa_freq", "prop_freq", "sinks_freq")
+"""The options in SCIP's frequency semantics."""
+
+
+@dataclass(frozen=True)
+class ILPOptions:
+    """Settings of the family-variable IP on SCIP (Cussens 2011; Bartlett & Cussens 2017): the
+    model's optional rows (:mod:`ilp.model`), the cluster-cut constraint handler
+    (:mod:`ilp.conshdlr_cluster`), the primal side (:mod:`ilp.heur_sinks`) and the run.
+
+    Frequencies follow SCIP: every ``f`` depth levels (nodes for a heuristic), 0 the root only,
+    -1 never. There is no thread count: the branch and bound runs on one thread, as SCIP's
+    concurrent solvers would each copy the model without its Python plugins (the acyclicity
+    constraint). Bad values raise :class:`ilp.problem.ILPInputError` naming the option.
+    """
+
+    arc_vars: bool = True
+    """Binary arc variables ``I(u -> v)`` linked to the families, branched on first."""
+    arc_branch_priority: int = 10
+    """Branching priority of the arc variables (with 0, alarm N=5000 took 97.4 s against 60.9 s)."""
+    set_packing: bool = True
+    """GOBNILP's set-packing rows of :mod:`ilp.set_packing` up front (alarm N=5000 seeds 1-2 in 39
+    and 38 nodes against 126 and 179 with the ``convex4`` cuts alone, seed 0 in 108 against 87)."""
+    cluster_3: bool = False
+    """All 3-node cluster constraints up front instead of separated when violated."""
+
+    sepa_freq: int = 1
+    """Depth frequency of cluster-cut separation (every node: 15 % less time than every 10th
+    depth level over 8 instances, 220.5 against 258.5 s)."""
+    convex4: bool = True
+    """The 4-node convex-hull cuts of :mod:`ilp.convex4` when no cluster cut is violated (alarm
+    N=5000 root bound -53,296.4 instead of -53,115.8; optimum -53,531.96)."""
+    subip: bool = True
+    """Exact cluster-cut separation (enumeration or sub-IP, :mod:`ilp.subip`) when the greedy
+    finder fails."""
+    subip_maxdepth: int = 0
+    """Deepest node at which the exact separation runs (0: the root only)."""
+    subip_time_limit: float = 5.0
+    """Seconds for one exact separation call."""
+    prop_freq: int = 1
+    """Depth frequency of acyclicity propagation (:mod:`ilp.propagation`)."""
+
+    sinks_freq: int = 1
+    """Node frequency of the sink-finding heuristic; it also runs between the root's cut rounds,
+    which on large tables improves the incumbent during the root."""
+    order_search: bool = True
+    """Insertion moves over orders improve each heuristic DAG (:mod:`ilp.order_search`; 11 % less
+    time over alarm and hailfinder N=5000)."""
+    warm_start: bool = True
+    """The score-only sinks DAG (improved by ``order_search`` when it is on) as a start solution."""
+
+    seed: int = 0
+    """SCIP's random seed shift, also the sub-IP's."""
+    verbose: bool = False
+    """SCIP's log and statistics on stdout."""
+    dp_max_vars: int = DP_MAX_VARS
+    """Largest problem that :mod:`ilp.portfolio` may hand to the exact dynamic programme instead
+    of SCIP (0: always SCIP); the other options then have no effect."""
+    scip_params: dict[str, Any] = field(default_factory=dict)
+    """SCIP parameters set last, over :mod:`ilp.solve`'s settings (a copy of the caller's dict)."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type == "bool" and not isinstance(value, (bool, np.bool_)):
+                raise ILPInputError(f"{f.name} must be True or False, got {value!r}")
+            if f.type == "int" and not _is_int(value):
+                raise ILPInputError(f"{f.name} must be an int, got {value!r}")
+        for name in FREQUENCIES:
+            if getattr(self, name) < -1:
+                raise ILPInputError(f"{name} must be -1 (never), 0 (root only) or positive, "
+                                    f"got {getattr(self, name)!r}")
+        for name in ("seed", "dp_max_vars"):
+            if getattr(self, name) < 0:
+                raise ILPInputError(f"{name} must be a non-negative int, got {getattr(self, name)!r}")
+        if isinstance(self.subip_time_limit, bool) or not (
+                isinstance(self.subip_time_limit, (int, float, np.number)) and self.subip_time_limit > 0):
+            raise ILPInputError(f"subip_time_limit must be positive, got {self.subip_time_limit!r}")
+        if not isinstance(self.scip_params, dict) or not all(isinstance(k, str) for k in self.scip_params):
+            raise ILPInputError(f"scip_params must be a dict of SCIP parameter names, got {self.scip_params!r}")
+        object.__setattr__(self, "scip_params", dict(self.scip_params))  # the caller's dict stays theirs
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
