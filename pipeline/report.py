@@ -169,10 +169,12 @@ def format_run_summary(cfg: RunConfig, artifacts: Mapping[str, Artifact], output
 
 #: parameters that may vary in a grid, and the sweeps drawn when they do (Su 2023, Figs 7-11)
 SWEEPS = {"alpha": "significance level alpha", "max_order": "CI order", "palim": "parent limit"}
+#: headers of the run parameters (every option a grid sets, :data:`pipeline.config.PARAM_COLUMNS`)
+#: where they differ from the option's name
+PARAM_HEADERS = {"rows": "N", "max_order": "order", "treewidth": "treewidth bound"}
+PARAMETER_COLUMNS = [(c, PARAM_HEADERS.get(c, c)) for c in PARAM_COLUMNS]
 TABLE_COLUMNS = [
-    ("network", "network"), ("rows", "N"), ("seed", "seed"), ("method", "method"), ("alpha", "alpha"),
-    ("max_order", "order"), ("score", "score"), ("palim", "palim"), ("solver", "solver"),
-    ("treewidth", "treewidth bound"), ("n_tests", "tests"),
+    *PARAMETER_COLUMNS, ("n_tests", "tests"),
     ("edges_removed", "edges removed"), ("n_candidates", "parent sets"), ("t_restrict", "T_restrict"),
     ("t_score", "T_score"), ("t_solve", "T_solve"), ("t_hybrid", "T_hybrid"),
     ("t_unrestricted", "T_unrestricted"), ("status_unrestricted", "status alone"), ("reduction", "reduction"),
@@ -315,8 +317,7 @@ def write_report(results: Path, out: Path | None = None) -> Path:
             lines += [f"## Sweep over the {label}", "", f"![{label}]({png.name})", ""]
     failed = frame[frame["status"] == "error"]
     if len(failed):
-        cols = [("job", "job"), ("network", "network"), ("method", "method"), ("alpha", "alpha"),
-                ("palim", "palim"), ("error", "error")]
+        cols = [("job", "job"), *PARAMETER_COLUMNS, ("error", "error")]
         lines += ["## Failed jobs", "", markdown_table(failed, cols), ""]
     path = out / "report.md"
     replace_file(path, lambda p: p.write_text("\n".join(lines)))

@@ -39,7 +39,7 @@ from pipeline import incumbent
 from pipeline.cache import FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted, file_sha256
 from pipeline.config import CHOICES, PARAMS, STAGES, TABLE_SOLVERS, RunConfig
 from pipeline.solvers import SOLVER, SolveInputs, json_ready
-from scores.methods import CANDIDATES_CONDITIONAL, SCORE
+from scores.methods import SCORE
 
 logger = logging.getLogger(__name__)
 
@@ -252,8 +252,7 @@ def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int,
     frame = pd.DataFrame({"parent": parent.astype("int32"), "child": child.astype("int32")})
     per_child = allowed.sum(axis=0)
     meta = {
-        "method": "candidates", "candidates": cfg.candidates, "conditional": CANDIDATES_CONDITIONAL,
-        "n_vars": n, "n_tests": 0,
+        **method_key(RESTRICTION, cfg), "n_vars": n, "n_tests": 0,
         "tests_by_order": {}, "removed_by_order": {},
         "n_allowed": int(np.triu(allowed | allowed.T, 1).sum()), "n_pairs": n * (n - 1) // 2,
         "n_arcs_allowed": int(allowed.sum()), "max_candidates": int(per_child.max()) if n else 0,
