@@ -7,17 +7,17 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     rows = [1000, 5000]           # sample sizes
     seeds = [0]
     methods = ["pc"]              # none | pc | pmms | mmpc | cops | candidates
-    candidates = [16]             # with methods = ["candidates"]: candidate parents per child
     tests = ["g2"]                # g2 | x2
     alphas = [0.01, 0.05]
     max_orders = [1]              # CI orders; "none" = unbounded
+    candidates = [16]             # with methods = ["candidates"]: candidate parents per child
     scores = ["bdeu"]
     ess = [1.0]
     palims = [3]                  # "none" = no parent limit
     solvers = ["ilp"]             # ilp | kg | kastar | ges | sges
     treewidths = ["none"]         # treewidth bound (needed by kg, kastar; optional for ilp)
-    sges_bounds = ["parents:3"]   # SGES property bounds
     within_bags = [false]         # ilp inside the cops tree decomposition (methods = ["cops"])
+    sges_bounds = ["parents:3"]   # SGES property bounds
     time_limit = 600              # seconds per solve (omit: none)
     cops_time_limit = 600         # seconds per cops-and-robbers restriction (omit: none)
     budget = 900                  # seconds per job for restriction + scoring + solving (omit: none)

@@ -262,6 +262,16 @@ def test_module_has_no_stale_columns():
     assert len(set(grid_mod.RESULT_COLUMNS)) == len(grid_mod.RESULT_COLUMNS)
 
 
+def test_documented_grid_file_has_every_key_and_the_list_keys_in_expansion_order():
+    """The grid file of pipeline.grid's docstring: jobs are numbered in the order of its list keys."""
+    import re
+
+    example = grid_mod.__doc__.split("::")[1].split("\n\n")[1]
+    keys = re.findall(r"^\s+(\w+) =", example, re.M)
+    assert set(keys) == set(grid_mod.LIST_KEYS) | grid_mod.SCALAR_KEYS
+    assert [k for k in keys if k in grid_mod.LIST_KEYS] == list(grid_mod.LIST_KEYS)
+
+
 def _crash_on_three(x: int) -> int:
     if x == 3:
         os._exit(70)  # a worker ending abruptly, as in a segfault or an out-of-memory kill
