@@ -32,26 +32,25 @@ class ExactDPError(HybridBNError, ValueError):
     """The exact dynamic programme cannot be run on this input."""
 
 
-def _mask(parents: ParentSet) -> int:
-    m = 0
-    for p in parents:
-        m |= 1 << p
-    return m
-
-
 def _drop_bit(masks: np.ndarray, v: int) -> np.ndarray:
     """Compress full-width masks that do not contain ``v`` into ``n - 1`` bits (bit ``v`` removed)."""
     low = masks & ((1 << v) - 1)
     return ((masks >> (v + 1)) << v) | low
 
 
-def _best_parent_scores(table: ScoreTable, v: int) -> np.ndarray:
+def _parent_masks(table: ScoreTable) -> np.ndarray:
+    """The parent set of every row of ``table`` as a bit mask."""
+    masks = np.zeros(table.n_candidates, dtype=np.int64)
+    np.add.at(masks, table.member_row, np.left_shift(1, table.parents.astype(np.int64)))  # distinct bits
+    return masks
+
+
+def _best_parent_scores(table: ScoreTable, masks: np.ndarray, v: int) -> np.ndarray:
     """``bps_v`` over the ``2^(n-1)`` subsets of the other variables (step 1 of Silander & Myllymäki)."""
     n = table.n_vars
     arr = np.full(1 << (n - 1), -np.inf)
-    for parents, score in table.families[v].items():
-        idx = int(_drop_bit(np.array([_mask(parents)], dtype=np.int64), v)[0])
-        arr[idx] = max(arr[idx], score)
+    rows = slice(table.child_ptr[v], table.child_ptr[v + 1])
+    np.maximum.at(arr, _drop_bit(masks[rows], v), table.score[rows])
     # Max-zeta transform: after processing bit i, arr[m] is the best over subsets differing in bits <= i.
     for i in range(n - 1):
         view = arr.reshape(-1, 2, 1 << i)
@@ -73,7 +72,8 @@ def exact_optimum(table: ScoreTable, *, max_vars: int = MAX_VARS) -> tuple[float
         raise ExactDPError(
             f"exact DP needs memory ~ n·2^n: n_vars={n} exceeds max_vars={max_vars}"
         )
-    bps = [_best_parent_scores(table, v) for v in range(n)]
+    parent_masks = _parent_masks(table)
+    bps = [_best_parent_scores(table, parent_masks, v) for v in range(n)]
 
     full = (1 << n) - 1
     masks = np.arange(1 << n, dtype=np.int64)
@@ -110,11 +110,9 @@ def exact_optimum(table: ScoreTable, *, max_vars: int = MAX_VARS) -> tuple[float
         v = int(sink[remaining])
         remaining ^= 1 << v
         target = bps[v][int(_drop_bit(np.array([remaining], dtype=np.int64), v)[0])]
-        parent_sets[v] = next(
-            ps
-            for ps, s in table.families[v].items()
-            if s == target and _mask(ps) & ~remaining == 0
-        )
+        rows = np.arange(table.child_ptr[v], table.child_ptr[v + 1])
+        f = rows[(table.score[rows] == target) & (parent_masks[rows] & ~remaining == 0)][0]  # the first in table order
+        parent_sets[v] = tuple(table.parents[table.parent_ptr[f]:table.parent_ptr[f + 1]].tolist())
     score = float(best[full])
     logger.debug("exact DP over %d variables: optimum %.6f", n, score)
     return score, parent_sets
