@@ -2,7 +2,9 @@
 
 Each test runs ``run.py`` in a subprocess and injects a fault at a chosen moment: SIGINT during
 the solve, ``kill -9`` of a grid runner, a file-size limit (``RLIMIT_FSIZE``, as a full disk),
-a flipped digit in a cache manifest, truncated or unreadable input files, out-of-range options.
+a flipped digit in a cache manifest. Truncated or unreadable input files and out-of-range options
+are refused before any stage runs: those runs are ``run.py``'s ``main`` in this process (the
+``cli`` fixture), with the same exit status and stderr and no interpreter start-up each.
 """
 
 from __future__ import annotations
@@ -319,7 +321,7 @@ def truncated_gzip(path: Path, text: str) -> Path:
 
 
 @pytest.mark.parametrize("case", ["csv.gz", "bif.gz", "unreadable", "directory", "empty report"])
-def test_bad_input_files_exit_2_naming_the_file(tmp_path, case):
+def test_bad_input_files_exit_2_naming_the_file(tmp_path, cli, case):
     if case == "csv.gz":
         path = truncated_gzip(tmp_path / "d.csv.gz", "a,b\n" + "x,y\n" * 5000)
         args = ["--data", path]
@@ -339,9 +341,10 @@ def test_bad_input_files_exit_2_naming_the_file(tmp_path, case):
         path = tmp_path / "results.csv"
         path.write_text("")
         args = ["report", path]
-    done = run(args, None if case == "empty report" else tmp_path / "cache")
-    assert done.returncode == 2, done.stderr
-    (line,) = done.stderr.strip().splitlines()
+    cache = [] if case == "empty report" else ["--cache-dir", tmp_path / "cache"]
+    status, _, err = cli(*map(str, [*args, *cache]))
+    assert status == 2, err
+    (line,) = err.strip().splitlines()
     assert line.startswith("error: ") and str(path) in line
     if case == "directory":
         assert "is a directory" in line
@@ -355,18 +358,18 @@ def test_bad_input_files_exit_2_naming_the_file(tmp_path, case):
     (["--treewidth", "0"], "--treewidth must be a positive integer or 'none', got 0"),
     (["--output-dir", "{file}/out"], "--output-dir {file}/out cannot be written"),
 ])
-def test_bad_options_are_refused_before_any_stage(tmp_path, args, message):
+def test_bad_options_are_refused_before_any_stage(tmp_path, cli, args, message):
     blocker = tmp_path / "file"
     blocker.write_text("a file, not a folder")
     args = [a.replace("{file}", str(blocker)) for a in args]
-    done = run([*ASIA, *args], tmp_path / "cache", None)
-    assert done.returncode == 2
-    (line,) = done.stderr.strip().splitlines()
+    status, _, err = cli(*ASIA, *args, "--cache-dir", str(tmp_path / "cache"))
+    assert status == 2
+    (line,) = err.strip().splitlines()
     assert line.startswith("error: ")
-    assert message.replace("{file}", str(blocker)) in done.stderr
+    assert message.replace("{file}", str(blocker)) in err
     assert not manifests(tmp_path / "cache", "data")  # no stage ran
 
 
-def test_treewidth_none_is_accepted_as_the_error_message_suggests(tmp_path):
-    done = run([*ASIA, "--treewidth", "none", "--stage", "data"], tmp_path / "cache")
-    assert done.returncode == 0, done.stderr
+def test_treewidth_none_is_accepted_as_the_error_message_suggests(tmp_path, cli):
+    status, _, err = cli(*ASIA, "--treewidth", "none", "--stage", "data", "--cache-dir", str(tmp_path / "cache"))
+    assert status == 0, err
