@@ -127,20 +127,20 @@ class CandidateLists:
     @classmethod
     def from_table(cls, table: ScoreTable, k: int) -> "CandidateLists":
         n = table.n_vars
-        parents, scores, sets = [], [], []
-        for v, fam in enumerate(table.families):
-            items = sorted(((ps, s) for ps, s in fam.items() if len(ps) <= k),
-                           key=lambda it: (-it[1], len(it[0]), it[0]))
-            if not items:
-                label = table.names[v] if table.names else v
-                raise BoundedSearchError(f"child {label!r} has no candidate parent set of at most k={k} parents")
-            arr = np.full((len(items), k), n, dtype=np.int64)
-            for i, (ps, _) in enumerate(items):
-                arr[i, : len(ps)] = ps
-            parents.append(arr)
-            scores.append(np.array([s for _, s in items], dtype=float))
-            sets.append([ps for ps, _ in items])
-        return cls(n, k, parents, scores, sets)
+        table = table.select(table.sizes <= k)
+        missing = np.flatnonzero(np.diff(table.child_ptr) == 0)
+        if missing.size:
+            label = table.names[missing[0]] if table.names else int(missing[0])
+            raise BoundedSearchError(f"child {label!r} has no candidate parent set of at most k={k} parents")
+        padded = np.full((table.n_candidates, k), n, dtype=np.int64)
+        position = np.arange(table.parents.size) - table.parent_ptr[table.member_row]
+        padded[table.member_row, position] = table.parents
+        # by child, decreasing score, smaller set, lexicographic (padding equal within a size)
+        order = np.lexsort((*padded.T[::-1], table.sizes, -table.score, table.child))
+        bounds = table.child_ptr[1:-1]
+        parents = np.split(padded[order], bounds)
+        sets = [[tuple(int(p) for p in row if p < n) for row in arr.tolist()] for arr in parents]
+        return cls(n, k, parents, np.split(table.score[order], bounds), sets)
 
     def best_given_order(self, order: Sequence[int]) -> np.ndarray:
         """``best[i]``: the best score of ``order[i]`` with parents among ``order[:i]`` (``-inf`` if
