@@ -82,7 +82,16 @@ def interrupt_during_solve(args, cache: Path, out: Path, group: bool = False) ->
 
 @pytest.fixture(scope="module")
 def alarm_cache(tmp_path_factory) -> Path:
-    """A cache holding the data, restrict and scores stages of the ALARM run (shared by tests)."""
+    """A cache holding the data, restrict and scores stages of the ALARM run (shared by tests),
+    and the solver's kernels in numba's cache: the kernel warm-up of an ILP run on alarm, which
+    reaches every cut separator, runs first, so that no Ctrl-C lands while numba compiles (that
+    would end the run with numba's error; :mod:`pipeline.kernels` spares real runs the same way)."""
+    from pipeline.cache import StageCache
+    from pipeline.config import RunConfig
+    from pipeline.kernels import warm_up_config
+    from pipeline.stages import run_stages
+
+    run_stages(StageCache(None, enabled=False), warm_up_config(RunConfig(network="alarm")))
     cache = tmp_path_factory.mktemp("alarm-cache")
     done = run([*ALARM, "--stage", "scores"], cache)
     assert done.returncode == 0, done.stderr
