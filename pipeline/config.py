@@ -40,12 +40,16 @@ MISSING = ("reject", "drop")
 """What to do with rows that have a missing cell: refuse the data, or drop those rows."""
 SCORE_FILE_SUFFIXES = (".jkl", ".jkl.gz")
 
-SOURCES = (
+SOURCE_OPTIONS = (
     Param("network", TEXT, None, "network to sample from: a benchmark name (see --list-networks) or a BIF file "
           "(.bif or .bif.gz)", metavar="NAME|FILE", grid="networks"),
     Param("data", TEXT, None, "your data: CSV, parquet or feather, one column per variable", metavar="FILE"),
     Param("scores", TEXT, None, "solve a local-score table in GOBNILP / BLIP .jkl format (or .jkl.gz) directly: "
           "no data, restriction or scoring; solvers ilp, kg, kastar", metavar="FILE.jkl"),
+)
+"""The options that name a run's source, exactly one of which is given."""
+SOURCES = (
+    *SOURCE_OPTIONS,
     Param("missing", TEXT, "reject", "rows of --data with a missing cell: reject the data, or drop those rows "
           "and report how many", choices=MISSING, column=False),
     Param("rows", INT, 5000, "rows to sample", low=1, grid="rows"),
@@ -106,8 +110,9 @@ class RunConfig(_Fields):
 
     def validated(self) -> "RunConfig":
         """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
-        if sum(x is not None for x in (self.network, self.data, self.scores)) != 1:
-            raise ConfigError("give exactly one of --network NAME|FILE, --data FILE or --scores FILE.jkl")
+        if sum(getattr(self, p.name) is not None for p in SOURCE_OPTIONS) != 1:
+            *others, last = (f"{p.flag} {p.metavar}" for p in SOURCE_OPTIONS)
+            raise ConfigError(f"give exactly one of {', '.join(others)} or {last}")
         try:
             values = {c.name: _choice(c, getattr(self, c.name)) for c in CHOICES.values()}
             values.update({p.name: p.validated(getattr(self, p.name)) for p in PARAMS.values()})
@@ -195,7 +200,7 @@ class RunConfig(_Fields):
     @property
     def source_name(self) -> str:
         """Short label of the data source (network name, or network or data file stem)."""
-        source = next(x for x in (self.network, self.data, self.scores, "data") if x is not None)
+        source = next(x for x in (*(getattr(self, p.name) for p in SOURCE_OPTIONS), "data") if x is not None)
         name = Path(str(source)).name
         return name.lstrip(".").split(".")[0] or "data"
 

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.cache import StageCache
-from pipeline.config import SCORE_FILE_SUFFIXES, STAGES, ConfigError, RunConfig
+from pipeline.config import SCORE_FILE_SUFFIXES, SOURCE_OPTIONS, STAGES, ConfigError, RunConfig
 from pipeline.learned import LearnResult
 
 #: learn() options that are not RunConfig fields
@@ -60,11 +60,12 @@ def learn(
 def config_for(source: pd.DataFrame | str | Path, options: dict[str, Any]) -> tuple[RunConfig, pd.DataFrame | None]:
     """The validated configuration of ``learn(source, **options)`` and the DataFrame, if any."""
     fields = {f.name for f in dataclasses.fields(RunConfig)}
+    sources = {p.name for p in SOURCE_OPTIONS}
     unknown = sorted(set(options) - fields)
     if unknown:
-        allowed = ", ".join(sorted(fields - {"network", "data", "scores"}) + list(RUN_OPTIONS))
+        allowed = ", ".join(sorted(fields - sources) + list(RUN_OPTIONS))
         raise ConfigError(f"unknown option {unknown[0]!r}; options are {allowed}")
-    given = sorted(fields & set(options) & {"network", "data", "scores"})
+    given = sorted(sources & set(options))
     if given:
         raise ConfigError(f"give the data as the first argument, not as {given[0]}=")
     frame = None
