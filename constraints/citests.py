@@ -32,7 +32,8 @@ Conventions (documented decisions):
   ``p = 1`` as in bnlearn and causal-learn.
 
 Every test object memoises results by ``(min(x, y), max(x, y), frozenset(S))`` and counts
-``calls`` and distinct computed tests per conditioning-set size in ``tests_by_order``.
+``calls`` and distinct computed tests per conditioning-set size in ``tests_by_order``;
+``unmemoised`` computes a test without either, for callers with a memo of their own.
 """
 
 from __future__ import annotations
@@ -225,11 +226,19 @@ class _MemoTest:
         key = (x, y, fs)
         res = self._memo.get(key)
         if res is None:
-            self._validate(x, y, fs)
-            res = self._compute(x, y, sorted(fs))
-            self._memo[key] = res
+            res = self._memo[key] = self._checked(x, y, fs)
             self.tests_by_order[len(fs)] += 1
         return res
+
+    def unmemoised(self, x: int, y: int, S: Iterable[int] = ()) -> CIResult:
+        """The test without the memo and the counters, for a caller that memoises the tests
+        itself (the cops' ``CountingOracle`` asks each distinct test once): nothing is kept."""
+        x, y = int(x), int(y)
+        return self._checked(min(x, y), max(x, y), frozenset(S))
+
+    def _checked(self, x: int, y: int, S: frozenset) -> CIResult:
+        self._validate(x, y, S)
+        return self._compute(x, y, sorted(S))
 
     def _validate(self, x: int, y: int, S: frozenset) -> None:
         n = self.n_vars

@@ -140,15 +140,17 @@ class PairLog:
     shared memo already held them).  ``build`` turns the log into a :class:`Restriction`.
     ``keep`` (symmetric) marks the pairs that must stay adjacent (required by expert knowledge):
     the log answers p = 0 for them without testing, and the learners never pick them to test.
+    ``distinct=True`` says that the caller asks each test at most once (it memoises them
+    itself), so every call is counted and no key is kept (``seen`` is None).
     """
 
-    def __init__(self, test, n_vars: int, keep: np.ndarray | None = None):
+    def __init__(self, test, n_vars: int, keep: np.ndarray | None = None, distinct: bool = False):
         self.test = test
         self.n_vars = int(n_vars)
         self.keep = np.zeros((n_vars, n_vars), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
         self.best_p = np.full((n_vars, n_vars), np.nan)
         self.best_set: dict[tuple[int, int], tuple[int, ...]] = {}
-        self.seen: set[tuple[int, int, frozenset]] = set()
+        self.seen: set[tuple[int, int, frozenset]] | None = None if distinct else set()
         self.tests_by_order: dict[int, int] = {}
 
     def __call__(self, x: int, y: int, S=()) -> float:
@@ -157,9 +159,12 @@ class PairLog:
             return 0.0
         u, v = (x, y) if x < y else (y, x)
         S = tuple(S)
-        key = (u, v, frozenset(S))
-        if key not in self.seen:
+        new = self.seen is None
+        if not new:
+            key = (u, v, frozenset(S))
+            new = key not in self.seen
             self.seen.add(key)
+        if new:
             self.tests_by_order[len(S)] = self.tests_by_order.get(len(S), 0) + 1
         res = self.test(u, v, S)
         p = res.p_value

@@ -123,6 +123,16 @@ def test_order_of_arguments_is_irrelevant_and_memoised():
     assert test.tests_by_order == {2: 1, 0: 1}
 
 
+def test_unmemoised_test_equals_the_memoised_one_and_keeps_nothing():
+    rng = np.random.default_rng(4)
+    data = _random_data(rng, 400, [2, 3, 3, 2])
+    test = CITest(data, [2, 3, 3, 2])
+    assert test.unmemoised(1, 0, (3, 2)) == CITest(data, [2, 3, 3, 2])(0, 1, [2, 3])
+    assert test.calls == 0 and test.n_tests == 0
+    with pytest.raises(CITestError):
+        test.unmemoised(0, 1, [1])
+
+
 def test_single_state_variable_is_independent():
     rng = np.random.default_rng(4)
     data = _random_data(rng, 200, [2, 3, 1, 2], dep=False)

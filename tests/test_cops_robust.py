@@ -14,6 +14,7 @@ from constraints.cops import (
     CopsInputError,
     contract_decomposition,
     cops_and_robbers,
+    cops_restriction,
     independence_oracle,
     learn_cops,
 )
@@ -123,6 +124,19 @@ def test_statistical_learner_recovers_sachs_with_enough_data():
     test = CITest(data, net.arities, statistic="x2", df_adjust="none", min_rows_per_df=0)
     again = cops_and_robbers(independence_oracle(test, 0.05), net.n_vars)
     assert np.array_equal(again.cpdag, res.cpdag) and again.tests_by_order == res.tests_by_order
+
+
+def test_cops_restriction_keeps_one_memo_of_the_tests():
+    """The run's CountingOracle asks each distinct test once: the CI test keeps no memo of its own
+    and the restriction counts exactly the run's distinct tests."""
+    net = load_network("sachs")
+    sample = forward_sample(net, 1000, seed=0)
+    test = CITest(sample.data, net.arities)
+    restriction, res = cops_restriction(test, net.n_vars, alpha=0.05)
+    assert res.status == "ok"
+    assert test.calls == 0 and test.n_tests == 0
+    assert restriction.tests_by_order == dict(enumerate(res.tests_by_order))
+    assert np.array_equal(restriction.allowed, res.skeleton)
 
 
 def test_timeout_in_skeleton_phase_keeps_the_decomposition():

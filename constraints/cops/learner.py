@@ -286,12 +286,13 @@ def learn_cops(
     The defaults are the reference implementation's test: Pearson X2 with the nominal degrees
     of freedom ``(r_a - 1)(r_b - 1) prod r_x`` and no minimum-sample rule, independent iff
     p > ``alpha`` (``constraints.citests.CITest``).  The time limit is checked every 10 oracle
-    calls, as in the reference implementation with data.
+    calls, as in the reference implementation with data.  The run's ``CountingOracle`` asks each
+    distinct test once, so the test is asked without its own memo (``CITest.unmemoised``).
     """
     test = CITest(data, arities, statistic=statistic, df_adjust=df_adjust,
                   min_rows_per_df=min_rows_per_df)
     return cops_and_robbers(
-        independence_oracle(test, alpha), test.n_vars,
+        independence_oracle(test.unmemoised, alpha), test.n_vars,
         max_k=max_k, time_limit=time_limit, check_every=10,
     )
 
@@ -301,13 +302,16 @@ def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
                      keep: np.ndarray | None = None) -> tuple[Restriction, CopsResult]:
     """Cops-and-robbers as the restriction stage: forbidden = not adjacent in the learned skeleton.
 
-    ``test(x, y, S)`` returns an object with ``p_value`` (a ``constraints.citests.CITest``); a
-    pair's record is its largest p-value and that test's conditioning set, as for PC.  A run
+    ``test`` is a ``constraints.citests`` test (``CITest``, ``DSeparationOracle``), asked through
+    its ``unmemoised`` method: the run's ``CountingOracle`` asks each distinct test once, so
+    neither the test nor the :class:`~constraints.restriction.PairLog` keeps a second memo (each
+    took more memory than the oracle's own).  A pair's record is its largest p-value and that
+    test's conditioning set, as for PC.  A run
     stopped by ``time_limit`` after phase 1 restricts to the bag supergraph (a supergraph of the
     moral graph, so no true edge is forbidden); stopped earlier, it forbids nothing.  The pairs
     of ``keep`` are answered "dependent" without a test (:class:`~constraints.restriction.PairLog`).
     """
-    log = PairLog(test, n_vars, keep)
+    log = PairLog(test.unmemoised, n_vars, keep, distinct=True)
     start = time.monotonic()
     result = cops_and_robbers(lambda x, y, S: log(x, y, S) > alpha, n_vars, time_limit=time_limit)
     if result.skeleton is not None:
