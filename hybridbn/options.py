@@ -172,6 +172,11 @@ class Choice:
         return self.by_name[name]
 
     @property
+    def flag(self) -> str:
+        """The command-line spelling, ``--method``."""
+        return "--" + self.name
+
+    @property
     def by_name(self) -> dict[str, Method]:
         return {m.name: m for m in self.methods}
 

@@ -115,7 +115,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     groups = {title: parser.add_argument_group(title) for title in GROUPS}
     for title, options in GROUPS.items():
         for option in options:
-            groups[title].add_argument(f"--{option.name.replace('_', '-')}", **_argument(option))
+            groups[title].add_argument(option.flag, **_argument(option))
     groups["scores"].add_argument("--write-scores", metavar="FILE.jkl",
                                   help="also export the scores stage's table as a .jkl file (GOBNILP / BLIP format; "
                                        ".jkl.gz compressed)")

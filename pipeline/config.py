@@ -137,14 +137,14 @@ class RunConfig(_Fields):
             for needed in method.needs:
                 if getattr(self, needed) is None:
                     param = PARAMS[needed]
-                    raise ConfigError(f"--{name} {method.name} needs {param.noun}: add {param.flag} {param.metavar}")
+                    raise ConfigError(f"{choice.flag} {method.name} needs {param.noun}: add {param.flag} {param.metavar}")
             for param in choice.method_params:
                 value = getattr(self, param.name)
                 if value == param.default:
                     continue
                 if param not in method.params:
                     if param.strict:
-                        raise ConfigError(f"{param.flag} applies to --{name} {', '.join(choice.users(param))} only")
+                        raise ConfigError(f"{param.flag} applies to {choice.flag} {', '.join(choice.users(param))} only")
                     continue
                 if any(getattr(self, other) != want for other, want in param.requires.items()):
                     wanted = {**param.requires, name: method.name}
@@ -207,5 +207,5 @@ class RunConfig(_Fields):
 
 def _choice(choice: Choice, value: Any) -> str:
     if not isinstance(value, str) or value.lower() not in choice.names:
-        raise ConfigError(f"--{choice.name} must be one of {', '.join(choice.names)}; got {value!r}")
+        raise ConfigError(f"{choice.flag} must be one of {', '.join(choice.names)}; got {value!r}")
     return value.lower()
