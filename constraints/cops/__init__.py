@@ -2,7 +2,9 @@
 
 The public names live in :mod:`constraints.cops.learner`; the modules beside it are the
 counting oracle (``oracle``), Algorithm 1 (``solver``), the postprocessing of section 3.2
-(``postprocess``) and the compiled search for the exact oracle (``engine``).
+(``postprocess``) and the compiled search for the exact oracle (``engine``, the driver of the
+kernels in ``compiled_search``, ``engine_state``, ``memo_tables``, ``exact_oracle``,
+``pair_bitmaps``, ``dconnection`` and ``node_words``).
 """
 
 from constraints.cops.learner import (
