@@ -13,9 +13,10 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from hybridbn.errors import error_reason
+from hybridbn.options import FLAG, SECONDS, Choice, Param
 from pipeline.atomic import replace_file
 from pipeline.cache import Artifact
-from pipeline.config import PARAM_COLUMNS, RunConfig
+from pipeline.config import CHOICES, PARAM_COLUMNS, PARAMS, RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -48,31 +49,41 @@ def _pruning(table_meta: Mapping[str, Any]) -> str:
 
 
 def describe_config(cfg: RunConfig) -> str:
-    """One line naming the source and the parameters of every stage."""
+    """One line naming the source and each stage's method with its settings: the parameters its
+    declaration lists (:mod:`hybridbn.options`), so a new parameter shows here too."""
     source = f"{cfg.network}, {cfg.rows} rows (seed {cfg.seed})" if cfg.network else f"data {cfg.data}"
-    if cfg.method == "none":
-        restrict = "no restriction"
-    elif cfg.method == "cops":
-        limit = "" if cfg.cops_time_limit is None else f", time limit {cfg.cops_time_limit:g} s"
-        restrict = f"COPS ({cfg.test}, alpha {cfg.alpha:g}{limit})"
-    elif cfg.method == "candidates":
-        restrict = f"sparse candidates ({cfg.candidates} per child)"
-    else:
-        order = "unbounded" if cfg.max_order is None else cfg.max_order
-        restrict = f"{cfg.method.upper()} ({cfg.test}, alpha {cfg.alpha:g}, max order {order})"
-    score = cfg.score.upper() if cfg.score != "bdeu" else f"BDeu (ESS {cfg.ess:g})"
-    palim = "no parent limit" if cfg.palim is None else f"palim {cfg.palim}"
-    solver = cfg.solver.upper()
-    if cfg.solver == "sges":
-        solver += f" ({cfg.sges_bound})"
-    if cfg.treewidth is not None:
-        solver += f", treewidth <= {cfg.treewidth}"
-    if cfg.within_bags:
-        solver += " inside the cops bags"
-    limit = "" if cfg.time_limit is None else f", time limit {cfg.time_limit:g} s"
+    solver = _method_phrase(CHOICES["solver"], cfg)
     if cfg.scores is not None:
-        return f"score file {cfg.scores} -> {solver}{limit}"
-    return f"{source} -> {restrict} -> {score}, {palim} -> {solver}{limit}"
+        return f"score file {cfg.scores} -> {solver}"
+    restrict = _method_phrase(CHOICES["method"], cfg)
+    score = f"{_method_phrase(CHOICES['score'], cfg)}, {_setting(PARAMS['palim'], cfg.palim)}"
+    return f"{source} -> {restrict} -> {score} -> {solver}"
+
+
+def _method_phrase(choice: Choice, cfg: RunConfig) -> str:
+    """``pc (g2, alpha 0.05, max order 1)``: the selected method, the CI test it uses and the
+    settings of its parameters and its choice's; one not set (no value, off, or an optional
+    extra at its default) is left out, 'none' where it lifts a bound."""
+    method = choice[getattr(cfg, choice.name)]
+    if method.run is None:  # --method none
+        return "no restriction"
+    settings = [getattr(cfg, use) for use in method.uses if use in CHOICES and CHOICES[use].stage is None]
+    for param in (*method.params, *choice.params):
+        value = getattr(cfg, param.name)
+        unset = value is False or (value is None and param.default is None) or (
+            param.keyed_when_set and value == param.default)
+        if not unset:
+            settings.append(_setting(param, value))
+    return method.name + (f" ({', '.join(settings)})" if settings else "")
+
+
+def _setting(param: Param, value: Any) -> str:
+    """``alpha 0.05``, ``max order none``, ``time limit 60 s``, ``within bags``."""
+    words = param.name.replace("_", " ")
+    if param.kind == FLAG:
+        return words
+    shown = "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{words} {shown}" + (" s" if param.kind == SECONDS and value is not None else "")
 
 
 def stage_details(stage: str, art: Artifact) -> str:
