@@ -88,10 +88,11 @@ def alarm_cache(tmp_path_factory) -> Path:
     would end the run with numba's error; :mod:`pipeline.kernels` spares real runs the same way)."""
     from pipeline.cache import StageCache
     from pipeline.config import RunConfig
-    from pipeline.kernels import warm_up_config
+    from pipeline.kernels import warm_up_configs
     from pipeline.stages import run_stages
 
-    run_stages(StageCache(None, enabled=False), warm_up_config(RunConfig(network="alarm")))
+    [warm_up] = warm_up_configs(RunConfig(network="alarm"))
+    run_stages(StageCache(None, enabled=False), warm_up)
     cache = tmp_path_factory.mktemp("alarm-cache")
     done = run([*ALARM, "--stage", "scores"], cache)
     assert done.returncode == 0, done.stderr

@@ -60,10 +60,12 @@ def test_cached_run_imports_neither_numba_nor_pyscipopt(tmp_path, capsys):
 def test_warm_up_runs_the_same_kinds_of_stages_on_bundled_data():
     cfg = RunConfig(data="mine.csv", method="mmpc", score="bic", solver="kg", treewidth=2, time_limit=600.0,
                     required="req.csv", tiers="tiers.csv", palim=None, max_order=None, budget=30.0)
-    small = kernels.warm_up_config(cfg)
+    [small] = kernels.warm_up_configs(cfg)
     assert (small.network, small.data, small.required, small.tiers) == ("alarm", None, None, None)
     assert (small.scores, small.budget) == (None, None)
     assert kernels.kernel_set(small) == kernels.kernel_set(cfg)
     assert (small.time_limit, small.palim, small.max_order) == (2.0, 3, 1)
-    for method in ("cops", "none"):
-        assert kernels.warm_up_config(RunConfig(network="munin", method=method)).network == "asia"
+    cops, solver = kernels.warm_up_configs(RunConfig(network="munin", method="cops"))
+    assert (cops.network, cops.method) == ("asia", "cops")
+    assert (solver.network, solver.method, solver.palim) == ("alarm", "none", 2)
+    assert kernels.warm_up_configs(RunConfig(network="munin", method="none", palim=None)) == [solver]
