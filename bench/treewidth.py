@@ -3,9 +3,10 @@
 For each network: sample ``--rows`` rows (seed 0); for each ``k``: BIC scores with palim ``k``; the
 unbounded reference ``G`` (the ILP optimum, or its best DAG within ``--ref-time`` seconds, or, above
 ``--ref-max-vars`` variables, the acyclicity-free bound ``sum_v max_W s(v, W)``, which makes the W-score
-an over-estimate); the exact treewidth-bounded ILP optimum (``ilp.treewidth.elimination``) where it is proved
-within ``--exact-time``; then k-G and k-A* for ``--seconds`` each. Prints the W-score
-``(G - T) / |G|`` of section 4, the explored order classes, and the gap to the bounded optimum.
+an over-estimate); the exact treewidth-bounded ILP optimum (``ilp.solve_bounded_treewidth``, the
+obstruction model) where it is proved within ``--exact-time``; then k-G and k-A* for ``--seconds``
+each. Prints the W-score ``(G - T) / |G|`` of section 4, the explored order classes, and the gap
+to the bounded optimum.
 
 Exhaustive palim-k scoring is out of reach above a few hundred variables (munin: over half a
 billion candidate families at palim 2) and for ``k >= 4`` even on mid-size networks (BIC, 5000 rows,
@@ -57,7 +58,7 @@ def reference(table, ref_time: float, ref_max_vars: int) -> tuple[float, str]:
 
 
 def bounded_optimum(table, k: int, exact_time: float, exact_max_vars: int) -> tuple[float | None, str]:
-    """Exact treewidth-bounded optimum (``ilp.treewidth.elimination``) when proved, else ``None`` and why."""
+    """Exact treewidth-bounded optimum (obstruction model) when proved, else ``None`` and why."""
     if table.n_vars > exact_max_vars:
         return None, "skipped (n)"
     res = solve_bounded_treewidth(table, k, time_limit=exact_time)
