@@ -121,6 +121,20 @@ def test_set_packing_rows_hold_on_every_dag():
         assert fams.tolist() == expect
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_set_packing_rows_match_their_definition(seed):
+    # every cluster of >= 3 nodes whose members all have a family holding the rest, in tuple order
+    problem = build_problem(random_table(7, seed, palim=3, keep=0.5))
+    family = list(zip(problem.child.tolist(), map(set, map(problem.parents_of, range(problem.n_families)))))
+    expect = []
+    for cluster in (c for size in (3, 4) for c in itertools.combinations(range(problem.n), size)):
+        fams = [f for f, (v, ps) in enumerate(family) if v in cluster and set(cluster) - {v} <= ps]
+        if {family[f][0] for f in fams} == set(cluster):
+            expect.append((cluster, fams))
+    assert expect
+    assert [(cluster, fams.tolist()) for cluster, fams in set_packing_rows(problem)] == sorted(expect)
+
+
 def test_set_packing_needs_every_member_covered():
     # 2 can never have both 0 and 1 as parents: no row on {0, 1, 2}
     families = [{(): 0.0, (1, 2): -1.0}, {(): 0.0, (0, 2): -1.0}, {(): 0.0, (0,): -1.0, (1,): -1.0}]
