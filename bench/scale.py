@@ -8,8 +8,9 @@ Per network (own forward samples, seed 0, ``--rows`` rows):
   the solver what is left; a stage the budget cut says so in its status). Per stage the wall
   seconds (as first computed, also when a later case reads it from ``--out``'s stage cache) and
   status, CI tests, parent sets generated / kept, ILP status / objective / bound / gap, SHD
-  (CPDAGs) and skeleton F1 against the true network; per case the process' wall and CPU
-  seconds (user + system) and peak RSS;
+  (CPDAGs) and skeleton F1 against the true network, and their sum (restriction + scoring +
+  solve, the hybrid's time); per case the process' wall and CPU seconds (user + system, all
+  threads) and peak RSS;
 * **peers**: the PC of causal-learn, pgmpy and pyAgrum on the same data (``pc_scale.peer_seconds``:
   CPU seconds, "> limit" after ``--peer-limit``, or "not installed");
 * **exact ILP alone** with ``--jkl``: BIC tables at each ``--palim``, restricted (the same PC)
@@ -34,6 +35,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/ (bench/scores.py)
 sys.path.append(str(Path(__file__).resolve().parent))
@@ -137,38 +140,49 @@ def peer_row(args, network: str) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         data_file = os.path.join(tmp, "data.npy")
-        import numpy as np
-
         np.save(data_file, forward_sample(load_network(network), args.rows, seed=0).data.astype(np.int64))
-        return {peer: peer_seconds(peer, data_file, PC["alpha"], PC["max_order"], args.peer_limit) for peer in PEERS}
+        return {peer: peer_seconds(peer, data_file, PC["alpha"], PC["max_order"], args.peer_limit)
+                for peer in PEERS}
 
 
 # ---------------------------------------------------------------------------------- tables
 def _n(value, digits: int = 1) -> str:
+    """A table cell: floats to ``digits`` places, ints with thousands separators, None as '-'."""
     if value is None:
         return "-"
-    return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value)
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def _status(row: dict, key: str) -> str:
     return row.get("error") or row.get(key) or "-"
 
 
+def _cached(row: dict, stage: str) -> str:
+    return "*" if stage in row.get("cached", []) else ""
+
+
+CACHED_NOTE = "(* read from the stage cache: seconds as first computed, not in this process' CPU s)"
+
+
 def hybrid_table(rows: list[dict]) -> str:
     lines = ["| network | palim | budget s | PC s (target), status | tests | pairs kept | scoring s, status | "
              "sets generated / kept | ILP s | ILP status | objective | bound | gap % | SHD | F1 | "
-             "wall s (target) | CPU s | peak MB | load |", "|" + "---|" * 19]
+             "hybrid s (target) | process wall s | CPU s | peak MB | load |", "|" + "---|" * 20]
     for r in rows:
         gap = None if r.get("gap") is None else 100 * r["gap"]
+        hybrid = sum(r.get(s, 0.0) for s in ("pc_s", "scores_s", "solve_s")) if "solve_s" in r else None
         lines.append(
-            f"| {r['network']} | {r['palim']} | {r['budget']:g} | {_n(r.get('pc_s'), 2)} "
-            f"({_n(TARGET_PC_SECONDS.get(r['network']))}), {r.get('pc_status', '-')} | {_n(r.get('tests'))} | "
+            f"| {r['network']} | {r['palim']} | {r['budget']:g} | "
+            f"{_n(r.get('pc_s'), 2)}{_cached(r, 'restrict')} ({_n(TARGET_PC_SECONDS.get(r['network']))}), "
+            f"{r.get('pc_status', '-')} | {_n(r.get('tests'))} | "
             f"{_n(r.get('allowed'))} | {_n(r.get('scores_s'), 2)}, {r.get('scores_status', '-')} | "
             f"{_n(r.get('generated'))} / {_n(r.get('kept'))} | {_n(r.get('solve_s'))} | {_status(r, 'status')} | "
             f"{_n(r.get('objective'))} | {_n(r.get('bound'))} | {_n(gap, 2)} | {_n(r.get('shd'))} | "
-            f"{_n(r.get('f1'), 3)} | {_n(r['wall'])} ({_n(TARGET_HYBRID_SECONDS.get(r['network']))}) | "
-            f"{_n(r['cpu'])} | {_n(r['rss_MB'], 0)} | {r['load']} |")
-    return "\n".join(lines)
+            f"{_n(r.get('f1'), 3)} | {_n(hybrid)} ({_n(TARGET_HYBRID_SECONDS.get(r['network']))}) | "
+            f"{_n(r['wall'])} | {_n(r['cpu'])} | {_n(r['rss_MB'], 0)} | {r['load']} |")
+    return "\n".join(lines + ["", CACHED_NOTE])
 
 
 def jkl_table(rows: list[dict]) -> str:
@@ -180,7 +194,7 @@ def jkl_table(rows: list[dict]) -> str:
         written = w.get("error") or f"{_n(w['wall'])}, {_n(w['cpu'])}, {_n(w['rss_MB'], 0)}"
         solved = (f"{_n(s.get('families'))} | {_status(s, 'status')} | {_n(s.get('objective'))} | "
                   f"{_n(s.get('bound'))} | {_n(gap, 2)} | {_n(s.get('solve_s'))} | {_n(s.get('wall'))} | "
-                  f"{_n(s.get('cpu'))} | {_n(s.get('rss_MB'), 0)}" if s else "- | not written | - | - | - | - | - | - | -")
+                  f"{_n(s.get('cpu'))} | {_n(s.get('rss_MB'), 0)}" if s else "- | not written" + " | -" * 7)
         lines.append(f"| {r['network']} | {r['table']} | {r['palim']} | {written} | {solved} | {w['load']} |")
     return "\n".join(lines)
 
