@@ -32,6 +32,9 @@ from scores.table import ScoreTable
 
 logger = logging.getLogger(__name__)
 
+MIN_SCIP_SECONDS = 0.01
+"""SCIP's time when model building used up ``time_limit``: it then returns the warm start."""
+
 Hook = Callable[[FamilyModel], Iterable[Any]]
 """An ``extend`` hook of :func:`solve_ilp`: adds rows and plugins to the model, returns the plugins."""
 
@@ -40,7 +43,7 @@ class ILPSolveError(HybridBNError, RuntimeError):
     """SCIP stopped without any DAG (e.g. a time limit before the first feasible solution)."""
 
 
-def _set_parameters(model, options: ILPOptions, time_limit: float | None) -> None:
+def _set_parameters(model, options: ILPOptions) -> None:
     model.hideOutput(not options.verbose)
     model.setHeuristics(SCIP_PARAMSETTING.OFF)
     model.setPresolve(SCIP_PARAMSETTING.FAST)
@@ -63,8 +66,6 @@ def _set_parameters(model, options: ILPOptions, time_limit: float | None) -> Non
     # Conflict analysis cost 2-3 s per alarm N=5000 solve and never shortened the tree once the
     # convex4 cuts were in (docs/benchmarks.md).
     model.setParam("conflict/enable", False)
-    if time_limit is not None:
-        model.setParam("limits/time", float(time_limit))
     for name, value in options.scip_params.items():
         model.setParam(name, value)
 
@@ -98,9 +99,10 @@ def solve_ilp(
     before the warm start; it may add variables, rows, plugins and start solutions (e.g. the
     treewidth models of :mod:`ilp.treewidth`) and returns its plugins
     (:class:`ilp.plugin.Plugin`): their ``error`` is re-raised after the solve and their
-    ``stats`` dicts are merged into the result's. ``time_limit`` (seconds) bounds SCIP's solve
-    (validation and model building come before it) and returns the best DAG found with its dual
-    bound and gap (status ``"timelimit"``).
+    ``stats`` dicts are merged into the result's. ``time_limit`` (seconds) bounds the whole call
+    (SCIP gets what validation and model building left, at least ``MIN_SCIP_SECONDS``, so that
+    ``--budget`` is kept) and returns the best DAG found with its dual bound and gap (status
+    ``"timelimit"``).
 
     Raises :class:`ILPInputError` (a ``ValueError``) on bad input before the solver starts,
     :class:`ILPInfeasibleError` if no acyclic choice of candidate parent sets exists, and
@@ -122,7 +124,7 @@ def solve_ilp(
     fm = build_model(problem, arc_vars=options.arc_vars, set_packing=options.set_packing,
                      cluster_3=options.cluster_3)
     model = fm.model
-    _set_parameters(model, options, time_limit)
+    _set_parameters(model, options)
 
     conshdlr = include_cluster_conshdlr(fm, options)
     for a in fm.arcs.values():
@@ -132,6 +134,8 @@ def solve_ilp(
     warm = heur.add_warm_start() if options.warm_start else None
     t_build = time.perf_counter() - t0
     t_first = t_build if warm is not None else None
+    if time_limit is not None:  # the limit covers validation and model building too
+        model.setParam("limits/time", max(time_limit - t_build, MIN_SCIP_SECONDS))
 
     model.optimize()
     t_solve = time.perf_counter() - t0 - t_build
