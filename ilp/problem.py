@@ -192,15 +192,15 @@ def build_problem(
             f"child {names[v]!r} has no candidate parent set left"
             + (f" after {'; '.join(reasons)}" if reasons else "")
         )
-    sizes = table.sizes[keep]
-    logger.debug("family problem: n=%d, %d families kept, %d dropped by options", n, sizes.size,
-                 table.n_candidates - sizes.size)
+    kept = table.select(keep)
+    logger.debug("family problem: n=%d, %d families kept, %d dropped by options", n, kept.n_candidates,
+                 table.n_candidates - kept.n_candidates)
     return FamilyProblem(
         n=n,
         names=names,
-        child=table.child[keep].astype(np.int64),
-        score=table.score[keep],
-        par_ptr=offsets(sizes),
-        par_idx=table.parents[segment_indices(table.parent_ptr[:-1][keep], sizes)].astype(np.int64),
+        child=kept.child.astype(np.int64),
+        score=kept.score,
+        par_ptr=kept.parent_ptr,
+        par_idx=kept.parents.astype(np.int64),
         fam_ptr=offsets(left),
     )
