@@ -55,7 +55,9 @@ alive sets, ``C(m, palim - 1)`` entries, e.g. 25k for andes at palim 3). Countin
 family, the cheapest path of ``scores.counts``: Möbius inversion of the shared triple counts of
 the binary variables (at most ``CUBE_VARS``; one popcount per family of four binary variables)
 when the family is binary with at most three parents, else bitsets for small cell spaces and
-histograms otherwise. Compiled kernels are cached on disk by numba (``cache=True``); numba
+histograms otherwise. Binary families of three parents (the bulk of a binary network at palim 3)
+are scored straight from their 16 cells on full tables of the score terms for ``q = 8``
+(``scores.local.score_cells``, bit-identical to the memo path), with no compaction or memo look-up. Compiled kernels are cached on disk by numba (``cache=True``); numba
 checks only the timestamp of the file defining the cached function, so after editing
 ``scores/counts.py`` or ``scores/local.py`` delete ``scores/__pycache__/*.nb?``.
 """
@@ -74,10 +76,10 @@ from tqdm import tqdm
 
 from hybridbn.deadline import Deadline, passed
 from hybridbn.errors import HybridBNError
-from scores.counts import (MARK_LIMIT, as_columns, binary_prefix_cells, count_binary, count_bitset, count_dense,
-                           count_grouped, count_touched, encode, group_rows, onehot_bitsets, prefix_cells,
-                           triple_counts)
-from scores.local import AIC, BDEU, BIC, penalty_weight, score_code, score_compact
+from scores.counts import (MARK_LIMIT, as_columns, binary_cells, binary_prefix_cells, count_binary, count_bitset,
+                           count_dense, count_grouped, count_touched, encode, group_rows, onehot_bitsets,
+                           prefix_cells, triple_counts)
+from scores.local import AIC, BDEU, BIC, penalty_weight, score_cells, score_code, score_compact, term_tables
 from scores.table import ScoreTable, offsets
 
 logger = logging.getLogger(__name__)
@@ -264,6 +266,10 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
     ones = np.empty(n_words, dtype=np.uint64)
     h = np.empty(8, dtype=np.int64)
     binary_prefix = False
+    # binary families of three parents (the cube path's bulk): full term tables of q = 8, r = 2
+    quad = r == 2 and cube_index[x] >= 0 and nreq + kmax >= 3
+    quad_cell, quad_cfg = term_tables(code, ess, 8.0, 2, n if quad else 0)
+    quad_penalty = penalty_weight(code, n) * (r - 1) * 8.0
 
     # output
     out_cap = 64
@@ -404,7 +410,13 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                     grouped_ready = False
                     prefix_ready = True
                 r_y = pool_ar[y]
-                if binary_prefix and cube_index[pool[y]] >= 0:
+                fast = quad and binary_prefix and nv == 2 and cube_index[pool[y]] >= 0
+                s = 0.0
+                if fast:  # counted and scored without compaction or memo look-ups
+                    o = offsets[pool[y]] + 1
+                    binary_cells(cube, lut, 3, cube_index[pool[y]], ones, cell_size, bits, o, marg[o], h, cnt)
+                    s, nc = score_cells(cnt, 8, 2, 2, quad_cell, quad_cfg, quad_penalty)
+                elif binary_prefix and cube_index[pool[y]] >= 0:
                     o = offsets[pool[y]] + 1
                     nc, nq = count_binary(cube, lut, nv + 1, cube_index[pool[y]], ones, cell_size, bits, o, marg[o],
                                           h, cnt, cells, configs)
@@ -443,9 +455,10 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                 if prune and code == BDEU and -nc * log_r < bss - margin:
                     stats[_BDEU] += 1
                     continue
-                s_key = q_w if code == BDEU else 1.0
-                sl = _slot(s_key, slot_keys, cell_tabs, cfg_tabs, clock)
-                s = score_compact(cells, nc, configs, nq, cell_tabs, cfg_tabs, sl, code, ess, q_w, r, n)
+                if not fast:
+                    s_key = q_w if code == BDEU else 1.0
+                    sl = _slot(s_key, slot_keys, cell_tabs, cfg_tabs, clock)
+                    s = score_compact(cells, nc, configs, nq, cell_tabs, cfg_tabs, sl, code, ess, q_w, r, n)
                 stats[_SCORED] += 1
                 if s > bss or not prune:
                     if n_out == out_cap:

@@ -443,16 +443,18 @@ def binary_prefix_cells(cube, bits, offsets, variables, child, prefix_bin, n_row
 
 
 @njit(cache=True, nogil=True, inline="always")
-def count_binary(cube, lut, n_pre, y_bin, ones, cell_size, bits, row_y, n_y, h, cnt, cells, configs):
-    """Compact counts of ``S ∪ {p}`` for binary ``p``, child and ``S`` (``|S| <= 2``) by Möbius inversion.
+def binary_cells(cube, lut, n_pre, y_bin, ones, cell_size, bits, row_y, n_y, h, cnt):
+    """Counts of ``S ∪ {p}`` for binary ``p``, child and ``S`` (``|S| <= 2``) by Möbius inversion.
 
     ``lut``, ``ones`` and ``cell_size`` are from :func:`binary_prefix_cells` of ``S`` and the
     child (``n_pre`` variables); ``y_bin`` is ``p``'s cube index, ``row_y`` its state-1 row of
     ``bits`` and ``n_y`` that state's count. The rows with ``p = 1`` and state 1 in every
     variable of a subset ``T`` of ``S ∪ {child}`` are read from ``cube`` for ``|T| <= 2`` and
     counted on the all-ones prefix cell for ``|T| = 3``; inverting over ``T`` gives the cells
-    with ``p = 1``, and the prefix cell sizes the rest. Writes the layout of
-    :func:`count_bitset` (``h`` is scratch of ``2^n_pre``); ``cube`` counts must fit int32.
+    with ``p = 1``, and the prefix cell sizes the rest. Writes all ``2^(n_pre + 1)`` cells, zeros
+    included, in the layout of :func:`count_bitset` into ``cnt`` (``h`` is scratch of
+    ``2^n_pre``); ``cube`` counts must fit int32. Called with a literal ``n_pre``, it compiles
+    to straight-line code.
     """
     n_cells = 1 << n_pre
     h[0] = n_y
@@ -472,7 +474,13 @@ def count_binary(cube, lut, n_pre, y_bin, ones, cell_size, bits, row_y, n_y, h, 
     for c in range(n_cells):
         cnt[2 * c + 1] = h[c]
         cnt[2 * c] = cell_size[c] - h[c]
-    return compact_cells(cnt, n_cells, 2, 2, cells, configs)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def count_binary(cube, lut, n_pre, y_bin, ones, cell_size, bits, row_y, n_y, h, cnt, cells, configs):
+    """Compact counts (see :func:`compact_cells`) of :func:`binary_cells` (same arguments)."""
+    binary_cells(cube, lut, n_pre, y_bin, ones, cell_size, bits, row_y, n_y, h, cnt)
+    return compact_cells(cnt, 1 << n_pre, 2, 2, cells, configs)
 
 
 @njit(cache=True, nogil=True, inline="always")

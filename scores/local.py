@@ -13,7 +13,8 @@ With ``n_ij`` the count of parent configuration ``j``, ``n_ijk`` the count of ``
 Every score has the form ``Σ_jk A(n_ijk) - Σ_j B(n_ij) - penalty(q)`` where ``A(0) = B(0) = 0``,
 so unobserved configurations and empty cells contribute nothing and the compact counts of
 ``scores.counts`` suffice. The hot path memoises ``A`` and ``B`` per count in lazily filled
-lookup tables (:func:`score_compact`).
+lookup tables (:func:`score_compact`); families whose ``q`` is fixed in advance use full tables
+and the uncompacted counts (:func:`score_cells`).
 """
 
 from __future__ import annotations
@@ -110,6 +111,43 @@ def score_compact(cells, n_cells, configs, n_cfg, cell_tabs, cfg_tabs, slot, cod
             v = config_term(code, n, ess, q, r)
         total -= v
     return total - penalty_weight(code, n_rows) * (r - 1) * q
+
+
+@njit(cache=True, nogil=True)
+def term_tables(code, ess, q, r, n_rows):
+    """``A(n)`` and ``B(n)`` for ``n = 0..n_rows`` (``A(0) = B(0) = 0``): full tables for :func:`score_cells`."""
+    cell_tab = np.zeros(n_rows + 1)
+    cfg_tab = np.zeros(n_rows + 1)
+    for n in range(1, n_rows + 1):
+        cell_tab[n] = cell_term(code, n, ess, q, r)
+        cfg_tab[n] = config_term(code, n, ess, q, r)
+    return cell_tab, cfg_tab
+
+
+@njit(cache=True, nogil=True, inline="always")
+def score_cells(cnt, n_cells, r_child, r_p, cell_tab, cfg_tab, penalty):
+    """Local score and non-zero cells from the full count layout of ``scores.counts.compact_cells``.
+
+    ``cnt[(j * r_child + l) * r_p + s]`` holds every cell, zeros included; ``cell_tab`` and
+    ``cfg_tab`` are :func:`term_tables` of the family's ``q`` and ``r``, ``penalty`` is
+    ``penalty_weight * (r - 1) * q``. Terms are added in the order of :func:`score_compact` on
+    the compact counts (zero counts add exactly 0.0), so both give bit-identical scores.
+    """
+    total = 0.0
+    nz = 0
+    for j in range(n_cells // r_child):
+        for s in range(r_p):
+            for l in range(r_child):
+                k = cnt[(j * r_child + l) * r_p + s]
+                total += cell_tab[k]
+                nz += k != 0
+    for j in range(n_cells // r_child):
+        for s in range(r_p):
+            nj = 0
+            for l in range(r_child):
+                nj += cnt[(j * r_child + l) * r_p + s]
+            total -= cfg_tab[nj]
+    return total - penalty, nz
 
 
 def score_from_counts(counts: np.ndarray, q: float, score: str = "bdeu", ess: float = 1.0) -> float:

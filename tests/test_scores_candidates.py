@@ -257,9 +257,10 @@ def test_entropy_rule_cuts_branches_before_counting():
     assert fired["pruned_entropy"] > 0, fired
 
 
-@pytest.mark.parametrize("score", ["bdeu", "bic"])
+@pytest.mark.parametrize("score", SCORES)
 def test_binary_triple_count_path_matches_local_score(score):
-    """All-binary data is counted from triple counts (``scores.counts.count_binary``) up to palim 3.
+    """All-binary data is counted from triple counts (``scores.counts.count_binary``) up to palim 3,
+    the families of three binary parents of a binary child scored on full term tables.
 
     With a required parent the binary prefixes shift by one layer; every score must match.
     """

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from scores.counts import CountsError, contingency, parent_configs
-from scores.local import ScoreError, local_score, score_from_counts
+from scores.counts import compact_cells
+from scores.local import (SCORES as CODES, ScoreError, local_score, penalty_weight, score_cells, score_compact,
+                          score_from_counts, term_tables)
 
 SCORES = ("ll", "bic", "aic", "bdeu", "k2")
 
@@ -68,6 +70,36 @@ def test_local_scores_match_explicit_loops(score):
                 got = local_score(data, arities, child, parents, score, ess=2.5)
                 want = _explicit_score(data, arities, child, parents, score, ess=2.5)
                 assert got == pytest.approx(want, rel=1e-11, abs=1e-11), (child, parents)
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_full_tables_score_bit_identically_to_the_memo_path(score):
+    """``score_cells`` on the full cell layout (zeros included) with ``term_tables`` equals
+    ``score_compact`` on the compacted counts exactly, and the BDeu/K2 formula through scipy's
+    ``gammaln`` to 1e-12; the binary three-parent families of ``scores.candidates`` use it."""
+    from scipy.special import gammaln
+
+    code, ess, n_rows, rng = CODES[score], 2.5, 700, np.random.default_rng(3)
+    for r_child, r_p, q in ((2, 2, 8.0), (3, 2, 6.0), (2, 4, 16.0)):
+        n_cells = int(q) // r_p * r_child
+        cell_tab, cfg_tab = term_tables(code, ess, q, r_child, n_rows)
+        penalty = penalty_weight(code, n_rows) * (r_child - 1) * q
+        memo_cells, memo_cfgs = np.full((1, 64), np.nan), np.full((1, 64), np.nan)  # counts >= 64: direct
+        for trial in range(50):
+            cnt = rng.multinomial(n_rows, rng.dirichlet(np.full(n_cells * r_p, 0.3))).astype(np.int64)
+            cells, configs = np.empty(cnt.size + 1, np.int64), np.empty(cnt.size + 1, np.int64)
+            nc, nq = compact_cells(cnt, n_cells, r_child, r_p, cells, configs)
+            got, nz = score_cells(cnt, n_cells, r_child, r_p, cell_tab, cfg_tab, penalty)
+            want = score_compact(cells, nc, configs, nq, memo_cells, memo_cfgs, 0, code, ess, q, r_child, n_rows)
+            assert got == want and nz == np.count_nonzero(cnt)
+            n_jk = cnt.reshape(-1, r_child, r_p).transpose(0, 2, 1).reshape(-1, r_child)  # (config, child state)
+            if score == "bdeu":
+                a_jk, a_j = ess / (q * r_child), ess / q
+                ref = (gammaln(n_jk + a_jk) - gammaln(a_jk)).sum() - (gammaln(n_jk.sum(1) + a_j) - gammaln(a_j)).sum()
+                assert got == pytest.approx(ref, rel=1e-12)
+            elif score == "k2":
+                ref = gammaln(n_jk + 1.0).sum() - (gammaln(n_jk.sum(1) + r_child) - gammaln(r_child)).sum()
+                assert got == pytest.approx(ref, rel=1e-12)
 
 
 def test_contingency_counts_observed_configurations_only():
