@@ -11,6 +11,8 @@ last, so their line bounds the memory of the andes table).
     .venv/bin/python bench/scores.py --quick        # alarm only, small pgmpy sample
     .venv/bin/python bench/scores.py --no-peers --totals andes:5000:bdeu
     .venv/bin/python bench/scores.py --no-peers --palim 4 --totals hepar2:1000:bic   # larger limits
+    .venv/bin/python bench/scores.py --no-peers --n-jobs 1 --children 0,50,100,150,200 --totals andes:5000:bdeu
+                                        # per-set cost: 5 children, every other variable a candidate
 
 Each case also prints the enumeration counters: sets generated (every proper subset alive),
 scored (counted), kept, never generated (a subset was cut by a bound), and what each bound cut.
@@ -42,9 +44,13 @@ PEER_CASES = [(net, n, s) for net in ("alarm", "hepar2") for n in (1000, 5000) f
 TOTAL_CASES = ["hailfinder:5000:bdeu", "barley:5000:bdeu", "andes:1000:bdeu", "andes:5000:bdeu"]
 
 
-def run_ours(data, arities, score, n_jobs, palim=3):
+def run_ours(data, arities, score, n_jobs, palim=3, children=None):
+    allowed = None
+    if children is not None:  # only these children get candidates (all other variables)
+        allowed = np.zeros((data.shape[1], data.shape[1]), dtype=bool)
+        allowed[:, children] = True
     cpu, wall = time.process_time(), time.perf_counter()
-    table = build_score_table(data, arities, score, ess=1.0, palim=palim, n_jobs=n_jobs)
+    table = build_score_table(data, arities, score, ess=1.0, palim=palim, allowed=allowed, n_jobs=n_jobs)
     return table, time.perf_counter() - wall, time.process_time() - cpu
 
 
@@ -89,6 +95,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--palim", type=lambda v: None if v == "none" else int(v), default=3,
                         help="parent limit of the --totals cases, or 'none' (default 3)")
+    parser.add_argument("--children", type=lambda v: [int(c) for c in v.split(",")], default=None,
+                        help="comma-separated children scored in the --totals cases (default: all)")
     parser.add_argument("--no-peers", action="store_true", help="skip the alarm/hepar2 cases against pgmpy")
     parser.add_argument("--totals", nargs="*", default=TOTAL_CASES, metavar="NET:N:SCORE",
                         help="cases timed without pgmpy (default: %(default)s)")
@@ -114,7 +122,7 @@ def main() -> None:
             name, n_rows, score = case.split(":")
             n_rows = int(n_rows)
             ds = forward_sample(load_network(name), n_rows, args.seed)
-            table, wall, cpu = run_ours(ds.data, ds.arities, score, args.n_jobs, args.palim)
+            table, wall, cpu = run_ours(ds.data, ds.arities, score, args.n_jobs, args.palim, args.children)
             print(f"{name:>10} N={n_rows:<5} {score:>4}  {describe(table, wall, cpu)}")
     print(f"load average at end {os.getloadavg()}")
 
