@@ -57,9 +57,10 @@ the binary variables (at most ``CUBE_VARS``; one popcount per family of four bin
 when the family is binary with at most three parents, else bitsets for small cell spaces and
 histograms otherwise. Binary families of three parents (the bulk of a binary network at palim 3)
 are scored straight from their 16 cells on full tables of the score terms for ``q = 8``
-(``scores.local.score_cells``, bit-identical to the memo path), with no compaction or memo look-up. Compiled kernels are cached on disk by numba (``cache=True``); numba
-checks only the timestamp of the file defining the cached function, so after editing
-``scores/counts.py`` or ``scores/local.py`` delete ``scores/__pycache__/*.nb?``.
+(``scores.local.score_cells``, bit-identical to the memo path), with no compaction or memo
+look-up. Compiled kernels are cached on disk by numba (``cache=True``); numba checks only the
+timestamp of the file defining the cached function, so after editing ``scores/counts.py`` or
+``scores/local.py`` delete ``scores/__pycache__/*.nb?``.
 """
 
 from __future__ import annotations
