@@ -38,7 +38,8 @@ class ClusterConshdlr(Plugin, Conshdlr):
 
     def __init__(self, problem: FamilyProblem, x: list, options: ILPOptions, min_excess: float = 1e-4):
         super().__init__(integral_cuts=0, greedy_cuts=0, subip_cuts=0, convex4_cuts=0, greedy_calls=0,
-                         subip_calls=0, separation_time=0.0, prop_fixings=0, prop_cutoffs=0)
+                         subip_calls=0, separation_time=0.0, prop_fixings=0, prop_cutoffs=0,
+                         root_rounds=0)
         self.problem = problem
         self.x = x
         self.tx = TransformedVars(x)
@@ -112,6 +113,8 @@ class ClusterConshdlr(Plugin, Conshdlr):
     @guarded
     def conssepalp(self, constraints, nusefulconss):
         start = time.perf_counter()
+        if self.model.getDepth() == 0:
+            self.stats["root_rounds"] += 1
         xval = self.tx.lp_values(self.model)
         self.stats["greedy_calls"] += 1
         clusters, kind = greedy_clusters(self.problem, xval, min_excess=self.min_excess), "greedy_cuts"

@@ -55,6 +55,7 @@ def _set_parameters(model, options: ILPOptions) -> None:
     model.setParam("limits/gap", 0.0)
     model.setParam("limits/absgap", 0.0)
     model.setParam("separating/maxstallroundsroot", -1)
+    model.setParam("separating/maxroundsroot", options.root_rounds)
     # Strong branching dominated the run time (alarm N=5000): trust pseudocosts after one
     # strong-branching sample and skip propagation inside strong branching (our Python
     # propagator would run for every candidate).

@@ -82,7 +82,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
 @pytest.mark.parametrize("options", [
     {"arc_vars": False}, {"cluster_3": True}, {"subip": False}, {"sinks_freq": -1, "warm_start": False},
     {"prop_freq": -1, "sepa_freq": 1, "subip_maxdepth": 100}, {"sepa_freq": 0, "arc_branch_priority": 0},
-    {"convex4": False, "set_packing": False},
+    {"convex4": False, "set_packing": False}, {"root_rounds": 1}, {"root_rounds": -1},
 ])
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
@@ -90,6 +90,17 @@ def test_option_variants_stay_exact(options):
     res = solve_ilp(table, replace(SCIP, **options))
     assert res.objective == pytest.approx(score, rel=1e-9)
     _check_result(table, res)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_root_rounds_bound_the_root_cut_loop_and_keep_the_optimum(seed):
+    table = random_table(12, 300 + seed, palim=3)
+    unlimited = solve_ilp(table, replace(SCIP, root_rounds=-1, set_packing=False, convex4=False))
+    limited = solve_ilp(table, replace(SCIP, root_rounds=1, set_packing=False, convex4=False))
+    assert unlimited.stats["root_rounds"] > 1  # the case needs more than one round at the root
+    assert limited.stats["root_rounds"] == 1
+    assert limited.objective == pytest.approx(unlimited.objective, rel=1e-12)
+    _check_result(table, limited)
 
 
 def test_time_limit_returns_best_dag_with_bound():

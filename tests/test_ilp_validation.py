@@ -90,6 +90,7 @@ def test_bad_inputs(kwargs, match):
         ({"dp_max_vars": -1}, "^dp_max_vars must be a non-negative int"),
         ({"sepa_freq": -2}, "^sepa_freq must be -1 .never., 0 .root only. or positive, got -2$"),
         ({"sinks_freq": True}, "^sinks_freq must be an int, got True$"),
+        ({"root_rounds": -2}, "^root_rounds must be -1 .no limit. or a non-negative int, got -2$"),
         ({"arc_vars": 1}, "^arc_vars must be True or False, got 1$"),
         ({"subip_time_limit": 0}, "^subip_time_limit must be positive, got 0$"),
         ({"subip_time_limit": "5"}, "^subip_time_limit must be positive"),
