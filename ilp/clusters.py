@@ -20,7 +20,10 @@ SUPPORT_EPS = 1e-6
 class LPSupport:
     """Support of an LP solution (families with ``x* > 0`` and parents).
 
-    Weights ``w``, children ``ch`` and the parent indicator ``P`` (float, families x n).
+    Weights ``w``, children ``ch``, the parent indicator ``P`` (float, families x n) and the
+    same in sparse form: the parents of family ``i`` are ``par_idx[par_ptr[i]:par_ptr[i + 1]]``
+    (CSR), the families with parent ``u`` are ``fam_idx[fam_ptr[u]:fam_ptr[u + 1]]`` (CSC),
+    ascending.
     """
 
     def __init__(self, problem: FamilyProblem, xval: np.ndarray):
@@ -29,6 +32,11 @@ class LPSupport:
         self.w = xval[keep]
         self.ch = problem.child[keep]
         self.P = problem.parent_matrix(keep).astype(np.float64)
+        fams, self.par_idx = np.nonzero(self.P)  # row-major: by family, parents ascending
+        self.par_ptr = np.searchsorted(fams, np.arange(keep.size + 1))
+        by_parent = np.argsort(self.par_idx, kind="stable")
+        self.fam_idx = fams[by_parent]
+        self.fam_ptr = np.searchsorted(self.par_idx[by_parent], np.arange(self.n + 1))
 
     def components(self) -> list[np.ndarray]:
         """Strongly connected components (size >= 2) of the digraph of support arcs.

@@ -12,8 +12,9 @@ support of the LP solution ``x*`` (families with ``x* > 0`` and a non-empty pare
 
 The excess (see :mod:`ilp.clusters`) is kept up to date incrementally through ``cnt[f]``, the
 number of parents of family ``f`` inside the current cluster. The searches are compiled with
-numba; their sums are rounded as in NumPy (``_pairwise_sum``, ``np.dot`` through BLAS), so that
-near-ties between candidate nodes break as they always did.
+numba and walk the support's sparse parent lists (:class:`ilp.clusters.LPSupport`), so a step
+costs O(support x palim) instead of a dense product over all ``n`` nodes; a cluster's excess is
+summed pairwise as NumPy does (``_pairwise_sum``), the gains in family order.
 """
 
 from __future__ import annotations
@@ -63,12 +64,14 @@ def _in_mass(w, ch, cnt, in_c, members_only):
 
 
 @njit(cache=True, nogil=True)
-def _masked(w, ch, cnt, in_c, count):
-    """``w`` where the child is a cluster member and ``cnt == count``, else 0."""
-    out = np.zeros(w.size)
+def _parent_mass(w, ch, cnt, in_c, count, par_ptr, par_idx):
+    """Per node ``u``: LP mass of the members' families with ``cnt == count`` and ``u`` as a
+    parent (``w`` masked, times ``P``), summed in family order."""
+    out = np.zeros(in_c.size)
     for i in range(w.size):
         if in_c[ch[i]] and cnt[i] == count:
-            out[i] = w[i]
+            for k in range(par_ptr[i], par_ptr[i + 1]):
+                out[par_idx[k]] += w[i]
     return out
 
 
@@ -85,23 +88,22 @@ def _members(in_c, size):
 
 
 @njit(cache=True, nogil=True)
-def _add(cnt, P, v, step):
+def _add(cnt, fam_ptr, fam_idx, v, step):
     """``cnt[i] += step`` for the families ``i`` with ``v`` as a parent."""
-    for i in range(cnt.size):
-        if P[i, v] != 0.0:
-            cnt[i] += step
+    for k in range(fam_ptr[v], fam_ptr[v + 1]):
+        cnt[fam_idx[k]] += step
 
 
 @njit(cache=True, nogil=True)
-def _peel(w, ch, P, nodes, min_excess):
+def _peel(w, ch, par_ptr, par_idx, fam_ptr, fam_idx, nodes, min_excess):
     """Best cluster met while peeling ``nodes`` down one node at a time (empty if none has
     excess ``> min_excess``)."""
-    n = P.shape[1]
+    n = fam_ptr.size - 1
     in_c = np.zeros(n, dtype=np.bool_)
     cnt = np.zeros(w.size, dtype=np.int64)  # parents of each family inside the cluster
     for v in nodes:
         in_c[v] = True
-        _add(cnt, P, v, 1)
+        _add(cnt, fam_ptr, fam_idx, v, 1)
     best, best_excess = np.zeros(0, dtype=np.int64), min_excess
     size = nodes.size
     while size >= 2:
@@ -112,31 +114,31 @@ def _peel(w, ch, P, nodes, min_excess):
             best, best_excess = inside, excess
         # Removing v: excess changes by 1 - mass[v] - (mass of other members' families whose
         # only parent in the cluster is v).
-        lost = np.dot(_masked(w, ch, cnt, in_c, 1), P)
+        lost = _parent_mass(w, ch, cnt, in_c, 1, par_ptr, par_idx)
         v = inside[0]
         for u in inside:
             if 1.0 - mass[u] - lost[u] > 1.0 - mass[v] - lost[v]:
                 v = u
         in_c[v] = False
         size -= 1
-        _add(cnt, P, v, -1)
+        _add(cnt, fam_ptr, fam_idx, v, -1)
     return best
 
 
 @njit(cache=True, nogil=True)
-def _grow(w, ch, P, seed, min_excess, max_size):
+def _grow(w, ch, par_ptr, par_idx, fam_ptr, fam_idx, seed, min_excess, max_size):
     """First violated cluster met while growing from ``seed`` by best excess gain (empty if
     none within ``max_size`` nodes)."""
-    n = P.shape[1]
+    n = fam_ptr.size - 1
     in_c = np.zeros(n, dtype=np.bool_)
     in_c[seed] = True
     cnt = np.zeros(w.size, dtype=np.int64)
-    _add(cnt, P, seed, 1)
+    _add(cnt, fam_ptr, fam_idx, seed, 1)
     excess = 0.0
     for size in range(2, max_size + 1):
         # Adding u: members' families with no parent in C yet but u in W start to count, and
         # u's own families with a parent in C count; the cluster grows by one node.
-        gain = np.dot(_masked(w, ch, cnt, in_c, 0), P)
+        gain = _parent_mass(w, ch, cnt, in_c, 0, par_ptr, par_idx)
         mass = _in_mass(w, ch, cnt, in_c, False)
         u = -1
         for j in range(n):
@@ -147,7 +149,7 @@ def _grow(w, ch, P, seed, min_excess, max_size):
         if u < 0 or gain[u] <= -1.0 + 1e-9:
             break
         in_c[u] = True
-        _add(cnt, P, u, 1)
+        _add(cnt, fam_ptr, fam_idx, u, 1)
         excess += gain[u]
         if excess > min_excess:
             return _members(in_c, size)
@@ -161,7 +163,7 @@ def greedy_clusters(
     sup = LPSupport(problem, xval)
     if sup.w.size == 0:
         return []
-    data = (sup.w, sup.ch, sup.P)
+    data = (sup.w, sup.ch, sup.par_ptr, sup.par_idx, sup.fam_ptr, sup.fam_idx)
     comps = sup.components()
     clusters = [_peel(*data, comp, min_excess) for comp in comps]
     if grow:
