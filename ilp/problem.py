@@ -9,7 +9,6 @@ input with :class:`ILPInputError` before any solver is started.
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -95,16 +94,23 @@ class FamilyProblem:
     def moral_links(self) -> tuple[dict[tuple[int, int], list[int]], dict[tuple[int, int, int], list[int]]]:
         """What makes ``a - b`` (``a < b``) an edge of the moral graph: ``arcs[(a, b)]`` lists the
         families with an arc between ``a`` and ``b``, ``spouses[(c, a, b)]`` the families of
-        child ``c`` holding both as parents (at most one family of each list can be chosen)."""
-        arcs: dict[tuple[int, int], list[int]] = {}
-        spouses: dict[tuple[int, int, int], list[int]] = {}
-        for f, c in enumerate(self.child.tolist()):
-            ps = self.parents_of(f)
-            for p in ps:
-                arcs.setdefault((min(p, c), max(p, c)), []).append(f)
-            for a, b in itertools.combinations(ps, 2):
-                spouses.setdefault((c, a, b), []).append(f)
-        return arcs, spouses
+        child ``c`` holding both as parents (at most one family of each list can be chosen).
+
+        Each list is ascending; keys come in the order of their first family (then of its parents)."""
+        n, fam = self.n, self.member_family
+        heads = self.child[fam]
+        arc_codes, arcs = _groups(np.minimum(self.par_idx, heads) * n + np.maximum(self.par_idx, heads), fam)
+        # pairs of entries of one family, in itertools.combinations order: entry e with each later one
+        entry = np.arange(self.par_idx.size)
+        later = self.par_ptr[fam + 1] - entry - 1
+        first, second = np.repeat(entry, later), segment_indices(entry + 1, later)
+        spouse_codes, spouses = _groups((self.child[fam[first]] * n + self.par_idx[first]) * n
+                                        + self.par_idx[second], fam[first])
+        lo, hi = np.divmod(arc_codes, n)
+        c, ab = np.divmod(spouse_codes, n * n)
+        a, b = np.divmod(ab, n)
+        return (dict(zip(zip(lo.tolist(), hi.tolist()), arcs)),
+                dict(zip(zip(c.tolist(), a.tolist(), b.tolist()), spouses)))
 
     def dag_of(self, fams: Iterable[int]) -> np.ndarray:
         """Boolean adjacency matrix of a choice of families (one per child)."""
@@ -113,6 +119,17 @@ class FamilyProblem:
         adj = np.zeros((self.n, self.n), dtype=bool)
         adj[self.par_idx[segment_indices(self.par_ptr[fams], sizes)], np.repeat(self.child[fams], sizes)] = True
         return adj
+
+
+def _groups(codes: np.ndarray, fams: np.ndarray) -> tuple[np.ndarray, list[list[int]]]:
+    """The distinct ``codes`` in the order of their first entries, and for each the ``fams`` of
+    its entries, in entry order."""
+    order = np.argsort(codes, kind="stable")
+    codes, fams = codes[order], fams[order].tolist()
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if codes.size else codes
+    bounds = np.r_[starts, codes.size].tolist()
+    rank = np.argsort(order[starts], kind="stable")
+    return codes[starts[rank]], [fams[bounds[g]:bounds[g + 1]] for g in rank.tolist()]
 
 
 def _arc_matrix(arcs, n: int, names: list[str], what: str) -> np.ndarray:

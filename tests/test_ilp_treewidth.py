@@ -118,6 +118,28 @@ def test_k_n_minus_1_is_unbounded(n, seed):
     assert res.objective == pytest.approx(exact_optimum(table)[0], abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_moral_links_match_a_loop_over_families(seed):
+    """Keys, family lists and key order against the definition, family by family."""
+    problem = build_problem(candidate_table(7, 40 + seed, n_sets=5, max_size=4))
+    arcs, spouses = {}, {}
+    for f, c in enumerate(problem.child.tolist()):
+        ps = problem.parents_of(f)
+        for p in ps:
+            arcs.setdefault((min(p, c), max(p, c)), []).append(f)
+        for a, b in itertools.combinations(ps, 2):
+            spouses.setdefault((c, a, b), []).append(f)
+    got_arcs, got_spouses = problem.moral_links()
+    assert list(got_arcs.items()) == list(arcs.items())
+    assert list(got_spouses.items()) == list(spouses.items())
+    assert all(type(f) is int for fams in got_spouses.values() for f in fams)
+
+
+def test_moral_links_without_parents():
+    problem = build_problem(ScoreTable.from_families([{(): -1.0}, {(): -2.0}]))
+    assert problem.moral_links() == ({}, {})
+
+
 def test_bounded_dag_repair_keeps_order_and_width():
     table = candidate_table(6, 3, n_sets=5)
     problem = build_problem(table)
