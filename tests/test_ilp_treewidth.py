@@ -144,14 +144,15 @@ def test_bounded_dag_repair_keeps_order_and_width():
     table = candidate_table(6, 3, n_sets=5)
     problem = build_problem(table)
     order = [3, 0, 5, 1, 4, 2]
-    chosen, H = bounded_dag(problem, order, 2)
+    chosen, H, moral = bounded_dag(problem, order, 2)
     dag = problem.dag_of(chosen)
     assert is_acyclic(dag)
-    assert not (moral_graph(dag) & ~H).any()
+    assert (moral == moral_graph(dag)).all()
+    assert not (moral & ~H).any()
     assert treewidth_exact(H).width <= 2
     assert all(len(problem.parents_of(f)) <= 2 for f in chosen)
     assert all(set(problem.parents_of(f)) <= set(order[: order.index(v)]) for v, f in enumerate(chosen))
-    free, _ = bounded_dag(problem, order, 5)  # no bound: the best family consistent with the order
+    free, _, _ = bounded_dag(problem, order, 5)  # no bound: the best family consistent with the order
     for v, f in enumerate(free):
         prefix = set(order[: order.index(v)])
         best = max(s for ps, s in table.families[v].items() if set(ps) <= prefix)

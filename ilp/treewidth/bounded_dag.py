@@ -33,8 +33,9 @@ def bounded_dag(problem: FamilyProblem, order: list[int], k: int):
     whose moral edges keep a chordal supergraph ``H`` of width ``<= k``.
 
     A family whose parents already form a clique of ``H`` joins as a simplicial vertex; otherwise
-    ``H`` is recomputed by min-fill on the new moral graph. Returns ``(families by child, H)`` or
-    ``None`` when some node has no such family (impossible if the empty set is a candidate).
+    ``H`` is recomputed by min-fill on the new moral graph. Returns ``(families by child, H, moral
+    graph of the DAG)`` or ``None`` when some node has no such family (impossible if the empty set
+    is a candidate).
     """
     n = problem.n
     moral = np.zeros((n, n), dtype=bool)
@@ -62,4 +63,4 @@ def bounded_dag(problem: FamilyProblem, order: list[int], k: int):
         if chosen[v] < 0:
             return None
         placed[v] = True
-    return chosen, H
+    return chosen, H, moral

@@ -99,7 +99,7 @@ def elimination_extension(k: int, warm_start: bool = True, heur_freq: int = 1):
     def extend(fm: FamilyModel):
         tw = add_elimination_rows(fm, k)
 
-        def extra_values(chosen, H):
+        def extra_values(chosen, H, moral):
             pairs, position = elimination_values(H)
             return [(tw.y[p], 1.0) for p in pairs] + list(zip(tw.pos, map(float, position)))
 

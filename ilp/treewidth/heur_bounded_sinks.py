@@ -25,8 +25,8 @@ from ilp.treewidth.bounded_dag import bounded_dag
 
 logger = logging.getLogger(__name__)
 
-ExtraValues = Callable[[list[int], np.ndarray], list[tuple[object, float]]]
-"""``(chosen families, chordal supergraph H) -> [(original variable, value), ...]``."""
+ExtraValues = Callable[[list[int], np.ndarray, np.ndarray], list[tuple[object, float]]]
+"""``(chosen families, chordal supergraph H, their moral graph) -> [(original variable, value), ...]``."""
 
 
 class BoundedSinksHeur(SinksHeur):
@@ -50,10 +50,10 @@ class BoundedSinksHeur(SinksHeur):
         found = bounded_dag(problem, topological_order(problem.dag_of(first)), self.k)
         if found is None or tuple(found[0]) in self.tried:
             return None
-        chosen, H = found
+        chosen, H, moral = found
         self.tried.add(tuple(chosen))
         sol = self.make_solution(chosen, heur)
-        for var, val in self.extra_values(chosen, H):
+        for var, val in self.extra_values(chosen, H, moral):
             if heur is not None:
                 var = self.model.getTransformedVar(var)
                 if not var.isActive():

@@ -17,9 +17,9 @@ graphs of treewidth ``> k``, so the optimum is exact.
 
 from __future__ import annotations
 
+import numpy as np
 from pyscipopt import quicksum
 
-from graphs.moral import moral_graph
 from ilp.model import FamilyModel
 from ilp.treewidth.conshdlr_obstruction import include_obstruction_conshdlr
 from ilp.treewidth.heur_bounded_sinks import include_bounded_sinks_heur
@@ -45,9 +45,9 @@ def obstruction_extension(k: int, warm_start: bool = True, heur_freq: int = 1):
         m = add_moral_vars(fm)
         hdlr = include_obstruction_conshdlr(fm, m, k)
 
-        def extra_values(chosen, H):
-            G = moral_graph(fm.problem.dag_of(chosen))
-            return [(var, 1.0) for (a, b), var in m.items() if G[a, b]]
+        def extra_values(chosen, H, moral):
+            rows, cols = np.nonzero(np.triu(moral))
+            return [(m[e], 1.0) for e in zip(rows.tolist(), cols.tolist())]
 
         heur = include_bounded_sinks_heur(fm, k, extra_values, heur_freq, warm_start)
         return [hdlr, heur]
