@@ -10,6 +10,13 @@ PC's own loop adds more).  Each peer runs in a subprocess killed after
 
     .venv/bin/python bench/pc_scale.py                                 # andes, link, munin2, munin
     .venv/bin/python bench/pc_scale.py --networks andes link --jobs 2 --peer-limit 120
+
+``--methods pmms mmpc`` runs PMMS and MMPC (compiled per target) on the same data; with
+``--per-test`` their per-test path (``batched=False``) runs too: its CPU seconds and their ratio
+to ours go in the per-test and ratio columns, and the two results are checked identical
+(skeleton, records, counts).
+
+    .venv/bin/python bench/pc_scale.py --networks andes link --methods pmms mmpc --per-test --no-peers
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ from bayesnet.catalog import load_network  # noqa: E402
 from bayesnet.sampling import forward_sample  # noqa: E402
 from constraints.citests import CITest  # noqa: E402
 from constraints.pc import pc_skeleton  # noqa: E402
+from constraints.pmms import mmpc, pmms  # noqa: E402
 
 TARGET_CPU = {"andes": 1.5, "link": 20.0, "munin2": 60.0, "munin": 60.0}
+LEARNERS = {"pc": pc_skeleton, "pmms": pmms, "mmpc": mmpc}
 
 PEER_CODE = {
     "causal-learn": """
@@ -66,49 +75,81 @@ def peer_seconds(name: str, data_file: str, alpha: float, order: int, limit: flo
         else f"failed: {out.stderr.strip().splitlines()[-1][:60]}"
 
 
+def same_restriction(a, b) -> bool:
+    """Same skeleton, counts and records (p-values and sets)."""
+    return (np.array_equal(a.allowed, b.allowed) and a.tests_by_order == b.tests_by_order
+            and a.records.drop(columns="sepset").equals(b.records.drop(columns="sepset"))
+            and list(a.records["sepset"]) == list(b.records["sepset"]))
+
+
+def timed(method, data, arities, args, **kwargs):
+    """(restriction, CPU s, wall s) of one learner on a fresh test."""
+    test = CITest(data, arities, statistic="x2")
+    c0, w0 = time.process_time(), time.perf_counter()
+    r = LEARNERS[method](test, data.shape[1], alpha=args.alpha, max_order=args.max_order, **kwargs)
+    return r, time.process_time() - c0, time.perf_counter() - w0
+
+
+def per_test_order0(data, arities, n_pairs):
+    """Microseconds per test of the per-test path on the first ``n_pairs`` order-0 pairs."""
+    test = CITest(data, arities, statistic="x2")
+    u, v = np.triu_indices(data.shape[1], 1)
+    c0 = time.process_time()
+    for a, b in zip(u[:n_pairs].tolist(), v[:n_pairs].tolist()):
+        test(a, b)
+    return (time.process_time() - c0) / min(n_pairs, len(u)) * 1e6
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--networks", nargs="+", default=["andes", "link", "munin2", "munin"])
+    ap.add_argument("--methods", nargs="+", choices=sorted(LEARNERS), default=["pc"])
     ap.add_argument("--rows", type=int, default=5000)
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--max-order", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--sample-pairs", type=int, default=5000,
-                    help="order-0 pairs timed on the per-test path for the same-run ratio")
+                    help="order-0 pairs timed on the per-test path for PC's same-run ratio")
+    ap.add_argument("--per-test", action="store_true",
+                    help="also run PMMS and MMPC one test call at a time (same-run CPU and ratio)")
     ap.add_argument("--peer-limit", type=float, default=60.0)
     ap.add_argument("--no-peers", action="store_true")
     args = ap.parse_args(argv)
     print(f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rows={args.rows} x2 alpha={args.alpha} "
           f"max_order={args.max_order} jobs={args.jobs} (CPU s on a shared machine)")
     warm = np.random.default_rng(0).integers(0, 2, (50, 4))
-    pc_skeleton(CITest(warm, [2] * 4, statistic="x2"), 4, max_order=1)  # compile/load kernels
+    for method in args.methods:  # compile/load kernels
+        LEARNERS[method](CITest(warm, [2] * 4, statistic="x2"), 4, max_order=1)
     peers = [] if args.no_peers else ["causal-learn", "pgmpy", "pyAgrum"]
-    print(f"{'network':<10}{'vars':>6}{'tests':>11}{'cpu s':>9}{'wall s':>9}{'us/test':>9}{'target':>8}"
-          f"{'1-test us':>13}{'ratio':>7}" + "".join(f"{p:>16}" for p in peers))
+    print(f"{'network':<10}{'method':>7}{'vars':>6}{'tests':>11}{'cpu s':>9}{'wall s':>9}{'us/test':>9}"
+          f"{'target':>8}{'per-test':>11}{'ratio':>7}" + "".join(f"{p:>16}" for p in peers))
     for name in args.networks:
         net = load_network(name)
         data = forward_sample(net, args.rows, seed=0).data
         arities = np.asarray(net.arities)
-        c0, w0 = time.process_time(), time.perf_counter()
-        r = pc_skeleton(CITest(data, arities, statistic="x2"), net.n_vars, alpha=args.alpha,
-                        max_order=args.max_order, n_jobs=args.jobs)
-        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-        test = CITest(data, arities, statistic="x2")  # per-test path on a sample of order-0 pairs
-        u, v = np.triu_indices(net.n_vars, 1)
-        c0 = time.process_time()
-        for a, b in zip(u[:args.sample_pairs].tolist(), v[:args.sample_pairs].tolist()):
-            test(a, b)
-        per_test = (time.process_time() - c0) / min(args.sample_pairs, len(u)) * 1e6
-        ours = cpu / r.n_tests * 1e6
-        row = (f"{name:<10}{net.n_vars:>6}{r.n_tests:>11}{cpu:>9.2f}{wall:>9.2f}{ours:>9.2f}"
-               f"{TARGET_CPU.get(name, float('nan')):>8.1f}{per_test:>13.1f}{per_test / ours:>7.1f}")
-        if peers:
-            with tempfile.TemporaryDirectory() as tmp:
-                data_file = os.path.join(tmp, "data.npy")
-                np.save(data_file, data.astype(np.int64))
-                row += "".join(f"{peer_seconds(p, data_file, args.alpha, args.max_order, args.peer_limit):>16}"
-                               for p in peers)
-        print(row, flush=True)
+        for method in args.methods:
+            r, cpu, wall = timed(method, data, arities, args, n_jobs=args.jobs)
+            ours = cpu / r.n_tests * 1e6
+            if method == "pc":  # the per-test path's us per test on a sample of order-0 pairs
+                target = TARGET_CPU.get(name, float("nan"))
+                other = per_test_order0(data, arities, args.sample_pairs)
+                ratio, per_test = other / ours, f"{other:.1f} us"
+            elif args.per_test:  # the whole per-test run's CPU seconds
+                target = float("nan")
+                slow, other, _ = timed(method, data, arities, args, batched=False)
+                assert same_restriction(r, slow), f"{method} on {name}: the two paths differ"
+                ratio, per_test = other / cpu, f"{other:.2f} s"
+            else:
+                target, ratio, per_test = float("nan"), float("nan"), ""
+            row = (f"{name:<10}{method:>7}{net.n_vars:>6}{r.n_tests:>11}{cpu:>9.2f}{wall:>9.2f}{ours:>9.2f}"
+                   f"{target:>8.1f}{per_test:>11}{ratio:>7.1f}")
+            if peers and method == "pc":
+                with tempfile.TemporaryDirectory() as tmp:
+                    data_file = os.path.join(tmp, "data.npy")
+                    np.save(data_file, data.astype(np.int64))
+                    row += "".join(f"{peer_seconds(p, data_file, args.alpha, args.max_order, args.peer_limit):>16}"
+                                   for p in peers)
+            print(row, flush=True)
 
 
 if __name__ == "__main__":

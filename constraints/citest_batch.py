@@ -135,7 +135,6 @@ def one_test(cols, arities, varies, x, y, S, pearson, adf, min_rows_per_df, depe
                     min_rows_per_df, dependent, chdtrc)
 
 
-@njit(cache=True, parallel=True)
 def _evaluate(xs, ys, sets, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc):
     m = xs.shape[0]
     p = np.empty(m)
@@ -147,12 +146,18 @@ def _evaluate(xs, ys, sets, cols, arities, varies, pearson, adf, min_rows_per_df
     return p, stat, dof
 
 
+# threads over the tests, or one thread (see compute_threads)
+_evaluate_threads = njit(cache=True, parallel=True)(_evaluate)
+_evaluate_serial = njit(cache=True)(_evaluate)
+
+
 def evaluate(settings: TestSettings, xs, ys, sets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(p, statistic, dof) arrays of the tests ``xs[i] _||_ ys[i] | sets[i]`` (``xs < ys``;
-    ``sets`` an (m, order) integer array of sorted sets)."""
+    ``sets`` an (m, order) integer array of sorted sets), on :func:`compute_threads` threads."""
     xs = np.ascontiguousarray(xs, dtype=np.int64)
     sets = np.ascontiguousarray(np.asarray(sets, dtype=np.int64).reshape(len(xs), -1))
-    return _evaluate(xs, np.ascontiguousarray(ys, dtype=np.int64), sets, *settings.args())
+    kernel = _evaluate_threads if getattr(_threads, "n", 1) > 1 else _evaluate_serial
+    return kernel(xs, np.ascontiguousarray(ys, dtype=np.int64), sets, *settings.args())
 
 
 @njit(cache=True)

@@ -143,7 +143,7 @@ def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, prog
             bar.update(len(tasks[i][2][0]))
     for i in sorted(results):
         (pu, pv), (removed, n_tests, best_p, best_sets) = tasks[i][2], results[i]
-        log.record_batch(pu, pv, level, n_tests, best_p, best_sets)
+        log.record_batch(pu, pv, {level: int(n_tests.sum())}, best_p, best_sets)
         adj[pu[removed], pv[removed]] = adj[pv[removed], pu[removed]] = False
     return len(results) == len(tasks)
 

@@ -31,9 +31,15 @@ is not monotone, so the default ``prune=False`` re-evaluates every candidate in 
 exactly as Algorithm 1 does (``prune=True`` is a cheaper heuristic).  ``max_order`` caps
 conditioning-set sizes (None = unbounded).
 
-Deadline: a passed ``deadline`` is noticed before the next candidate's min-association; the
-target under way and those after it keep every variable in their CPC, so each edge is decided
-by the finished targets alone, a superset of the full run's skeleton (status ``timeout``).
+Deadline: a passed ``deadline`` is noticed before the next candidate's min-association (before
+the next target on the compiled path); the target under way and those after it keep every
+variable in their CPC, so each edge is decided by the finished targets alone, a superset of the
+full run's skeleton (status ``timeout``).
+
+With a :class:`~constraints.citests.CITest` each target runs as one compiled call
+(:mod:`constraints.pmms_compiled`): the same tests in the same order, hence the same skeleton,
+records and counts as asking the test one call at a time (``batched=False``, and any other test,
+e.g. an oracle).
 """
 
 from __future__ import annotations
@@ -46,14 +52,14 @@ from itertools import combinations
 import numpy as np
 from tqdm import tqdm
 
+from constraints.citest_batch import compute_threads
+from constraints.citests import CITest
 from constraints.pc import check_alpha_order
+from constraints.pmms_compiled import Memo, association
 from constraints.restriction import PairLog, Restriction
 from hybridbn.deadline import Deadline, passed
 
 logger = logging.getLogger(__name__)
-
-# A p-value that chdtrc returns as 0.0 has -log p above ~708 (the smallest normal double).
-_UNDERFLOW = 700.0
 
 
 class _Assoc:
@@ -65,37 +71,12 @@ class _Assoc:
 
     def __call__(self, x: int, t: int, S) -> float:
         p = self.log(x, t, S)
-        if p > self.alpha:
-            return 0.0
         if p > 0.0:
-            return -math.log(p)
+            return association(p, 0.0, 0.0, self.alpha)
         if self.log.keep[x, t]:  # a required adjacency: never tested
             return math.inf
-        u, v = (x, t) if x < t else (t, x)
-        res = self.log.test(u, v, tuple(S))
-        if res.dof > 0 and math.isfinite(res.statistic):
-            minus_log_p = -_log_chi2_sf_tail(res.statistic, res.dof)
-            if minus_log_p > _UNDERFLOW:
-                return minus_log_p
-        return math.inf  # oracle dependence, or p = 0 imposed by the minimum-sample rule
-
-
-def _log_chi2_sf_tail(stat: float, dof: int) -> float:
-    """log P(chi2_dof > stat) far in the tail, where the p-value underflows.
-
-    Asymptotic expansion of the regularised upper incomplete gamma function Q(a, z) with
-    a = dof / 2, z = stat / 2: log Q = (a - 1) log z - z - lgamma(a) + log(sum_k (a-1)_k / z^k),
-    (a-1)_k the falling factorial; terms are summed while they shrink.
-    """
-    a, z = dof / 2.0, stat / 2.0
-    total, term = 1.0, 1.0
-    for k in range(1, 50):
-        nxt = term * (a - k) / z
-        if abs(nxt) >= abs(term) or nxt == 0.0:
-            break
-        term = nxt
-        total += term
-    return (a - 1.0) * math.log(z) - z - math.lgamma(a) + math.log(max(total, 1e-300))
+        res = self.log.test(min(x, t), max(x, t), tuple(S))  # the statistic beyond underflow
+        return association(p, float(res.statistic), float(res.dof), self.alpha)
 
 
 def greedy_min_assoc(assoc: _Assoc, x: int, t: int, Z, max_order: int | None = None) -> float:
@@ -174,26 +155,41 @@ def _parents_children(t: int, n_vars: int, min_assoc, prune: bool,
 
 def _skeleton(method: str, test, n_vars: int, alpha: float, symmetric: bool, prune: bool,
               max_order: int | None, progress: bool, keep: np.ndarray | None = None,
-              deadline: Deadline | None = None) -> Restriction:
+              deadline: Deadline | None = None, batched: bool = True, n_jobs: int = 1) -> Restriction:
     check_alpha_order(alpha, max_order)
     start = time.perf_counter()
     log = PairLog(test, n_vars, keep)
-    assoc = _Assoc(log, alpha)
-    if method == "pmms":
-        def min_assoc(x, t, Z):
-            return greedy_min_assoc(assoc, x, t, Z, max_order)
+    memo: list[Memo] = []  # the compiled path's, made before its first target
+    if batched and isinstance(test, CITest):
+        def parents_children(t):
+            if passed(deadline):
+                return None
+            if not memo:
+                with compute_threads(n_jobs):
+                    memo.append(Memo(test, log.keep, alpha))
+            return memo[0].parents_children(t, method == "mmpc", prune, max_order)
     else:
-        min_assoc = _ExactMinAssoc(assoc, max_order)
+        assoc = _Assoc(log, alpha)
+        if method == "pmms":
+            def min_assoc(x, t, Z):
+                return greedy_min_assoc(assoc, x, t, Z, max_order)
+        else:
+            min_assoc = _ExactMinAssoc(assoc, max_order)
+
+        def parents_children(t):
+            return _parents_children(t, n_vars, min_assoc, prune, deadline)
     member = np.zeros((n_vars, n_vars), dtype=bool)  # member[t, x]: x in PC(t)
     status = "ok"
     for t in tqdm(range(n_vars), desc=method.upper(), disable=not progress, leave=False):
-        cpc = _parents_children(t, n_vars, min_assoc, prune, deadline)
+        cpc = parents_children(t)
         if cpc is None:  # stopped: the targets not finished keep every candidate
             member[t:] = True
             status = "timeout"
             logger.debug("%s stopped by its deadline at target %d of %d", method, t, n_vars)
             break
         member[t, cpc] = True
+    for m in memo:
+        m.log_into(log)
     allowed = member & member.T if symmetric else member | member.T
     logger.debug("%s: %d edges, %d asymmetric memberships", method, int(np.triu(allowed, 1).sum()),
                  int((member ^ member.T).sum()) // 2)
@@ -203,16 +199,21 @@ def _skeleton(method: str, test, n_vars: int, alpha: float, symmetric: bool, pru
 
 def pmms(test, n_vars: int, alpha: float = 0.05, symmetric: bool = True, prune: bool = False,
          max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None,
-         deadline: Deadline | None = None) -> Restriction:
+         deadline: Deadline | None = None, batched: bool = True, n_jobs: int = 1) -> Restriction:
     """Polynomial Max-Min Skeleton: PMMPC (greedy min-association) for every variable; the pairs
     of ``keep`` are never tested and stay adjacent (:class:`~constraints.restriction.PairLog`);
-    a passed ``deadline`` stops it (see the module docstring)."""
-    return _skeleton("pmms", test, n_vars, alpha, symmetric, prune, max_order, progress, keep, deadline)
+    a passed ``deadline`` stops it (see the module docstring).  With a
+    :class:`~constraints.citests.CITest` each target runs compiled
+    (:mod:`constraints.pmms_compiled`; order-0 tests on ``n_jobs`` threads), otherwise or with
+    ``batched=False`` one test call at a time: same skeleton, records and counts."""
+    return _skeleton("pmms", test, n_vars, alpha, symmetric, prune, max_order, progress, keep, deadline,
+                     batched, n_jobs)
 
 
 def mmpc(test, n_vars: int, alpha: float = 0.05, symmetric: bool = True, prune: bool = True,
          max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None,
-         deadline: Deadline | None = None) -> Restriction:
-    """Max-Min Parents and Children skeleton with exact MINASSOC (exponential reference); ``keep``
-    and ``deadline`` as for :func:`pmms`."""
-    return _skeleton("mmpc", test, n_vars, alpha, symmetric, prune, max_order, progress, keep, deadline)
+         deadline: Deadline | None = None, batched: bool = True, n_jobs: int = 1) -> Restriction:
+    """Max-Min Parents and Children skeleton with exact MINASSOC (exponential reference); ``keep``,
+    ``deadline``, ``batched`` and ``n_jobs`` as for :func:`pmms`."""
+    return _skeleton("mmpc", test, n_vars, alpha, symmetric, prune, max_order, progress, keep, deadline,
+                     batched, n_jobs)

@@ -174,17 +174,19 @@ class PairLog:
             self.best_set[(u, v)] = tuple(sorted(S))
         return p
 
-    def record_batch(self, us, vs, order: int, n_tests, best_p, best_sets) -> None:
-        """Log a batch of pairs' distinct tests of one order (``n_tests`` each, never repeated
-        earlier) whose first largest p-value was ``best_p`` with set ``best_sets``."""
-        if np.sum(n_tests):
-            self.tests_by_order[order] = self.tests_by_order.get(order, 0) + int(np.sum(n_tests))
-        current = self.best_p[us, vs]
-        better = (np.asarray(n_tests) > 0) & ~(best_p <= current)
-        for u, v, p, S in zip(us[better].tolist(), vs[better].tolist(), best_p[better].tolist(),
-                              np.asarray(best_sets)[better].tolist()):
-            self.best_p[u, v] = p
-            self.best_set[(u, v)] = tuple(S)
+    def record_batch(self, us, vs, tests_by_order: dict[int, int], best_p, best_sets) -> None:
+        """Log distinct tests asked after all those logged so far, never asked before:
+        ``tests_by_order[k]`` of order ``k``, and per pair ``(us[i], vs[i])`` the first of them
+        with the largest p-value, ``best_p[i]`` (NaN: none on that pair), with set ``best_sets[i]``."""
+        for order, count in tests_by_order.items():
+            if count:
+                self.tests_by_order[order] = self.tests_by_order.get(order, 0) + int(count)
+        best_p = np.asarray(best_p, dtype=float)
+        better = ~np.isnan(best_p) & ~(best_p <= self.best_p[us, vs])
+        for i in np.flatnonzero(better).tolist():
+            u, v = int(us[i]), int(vs[i])
+            self.best_p[u, v] = best_p[i]
+            self.best_set[(u, v)] = tuple(int(s) for s in best_sets[i])
 
     def build(self, allowed: np.ndarray, time_seconds: float, method: str,
               params: dict[str, Any], status: str = "ok") -> Restriction:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 from constraints.citests import CITest, DSeparationOracle
 from constraints.pmms import mmpc, pmms
 from graphs.random_graphs import random_dag
@@ -153,3 +154,77 @@ def test_assoc_scale_underflow_and_untrusted_tests():
     assert assoc(0, 1, ()) > assoc(0, 1, [2]) > 700  # still ordered beyond underflow
     assert assoc(0, 2, ()) == 0.0  # independent: p > alpha
     assert test(0, 2, [3]).p_value == 0.0 and assoc(0, 2, [3]) == np.inf  # rule-imposed dependence
+
+
+def _same_restriction(a, b):
+    return (np.array_equal(a.allowed, b.allowed) and a.tests_by_order == b.tests_by_order
+            and a.removed_by_order == b.removed_by_order and a.status == b.status
+            and a.records.drop(columns="sepset").equals(b.records.drop(columns="sepset"))
+            and list(a.records["sepset"]) == list(b.records["sepset"]))
+
+
+@pytest.mark.parametrize("name,rows,orders", [("asia", 1000, (1, None)), ("child", 500, (2, None)),
+                                              ("insurance", 1000, (1, None)), ("alarm", 2000, (1, 3))])
+@pytest.mark.parametrize("statistic", ["g2", "x2"])
+@pytest.mark.parametrize("df_adjust", ["adf", "none"])
+def test_compiled_targets_equal_one_test_at_a_time(name, rows, orders, statistic, df_adjust):
+    """Each target compiled gives the per-test path's skeleton, records (p-values and sets) and
+    counts, for PMMS and MMPC at several maximum orders."""
+    net = load_network(name)
+    ds = forward_sample(net, rows, seed=5)
+    for learner in (pmms, mmpc):
+        for max_order in orders:
+            fast, slow = (learner(CITest(ds.data, ds.arities, statistic=statistic, df_adjust=df_adjust),
+                                  net.n_vars, max_order=max_order, batched=batched) for batched in (True, False))
+            assert _same_restriction(fast, slow), (learner.__name__, max_order)
+            assert max(fast.tests_by_order) >= 1
+
+
+@pytest.mark.parametrize("options", [{"prune": True}, {"prune": False}, {"symmetric": False}, {"n_jobs": 2},
+                                     {"alpha": 0.2, "max_order": 2}])
+def test_compiled_targets_equal_one_test_at_a_time_with_options_keep_and_untrusted_tests(options):
+    """Options, required pairs (never tested) and a minimum-sample rule that leaves many tests
+    untrusted (p = 0, infinite association) on 300 rows of insurance."""
+    net = load_network("insurance")
+    ds = forward_sample(net, 300, seed=7)
+    keep = np.zeros((net.n_vars, net.n_vars), dtype=bool)
+    keep[0, 5] = keep[5, 0] = keep[3, 20] = keep[20, 3] = True
+    for learner in (pmms, mmpc):
+        fast, slow = (learner(CITest(ds.data, ds.arities, min_rows_per_df=10), net.n_vars, keep=keep,
+                              batched=batched, **{"max_order": None, **options})
+                      for batched in (True, False))
+        assert _same_restriction(fast, slow)
+        records = fast.records.set_index(["u", "v"])
+        assert fast.allowed[0, 5] and fast.allowed[3, 20] and np.isnan(records.loc[(0, 5), "p_value"])
+
+
+def test_compiled_targets_on_the_figure1_counterexample():
+    data = _figure1_data()
+    for learner in (pmms, mmpc):
+        fast, slow = (learner(CITest(data, [2] * 4), 4, batched=batched) for batched in (True, False))
+        assert _same_restriction(fast, slow)
+
+
+def test_compiled_targets_stop_at_the_deadline_between_targets():
+    """The compiled path checks the deadline before each target: stopped at the k-th check, the
+    first k - 1 targets are finished and the skeleton is a superset of the full run's."""
+    from itertools import count
+
+    from hybridbn.deadline import Deadline
+
+    net = load_network("child")
+    ds = forward_sample(net, 1000, seed=1)
+    n = net.n_vars
+    for learner in (pmms, mmpc):
+        full = learner(CITest(ds.data, ds.arities), n, max_order=2)
+        assert learner(CITest(ds.data, ds.arities), n, deadline=Deadline(0.0)).n_tests == 0
+        previous, strictly_between = np.ones((n, n), dtype=bool), 0
+        for k in (1, 2, 5, 12, n):
+            at_kth_check = Deadline(float(k), count(1).__next__)
+            cut = learner(CITest(ds.data, ds.arities), n, max_order=2, deadline=at_kth_check)
+            assert cut.status == "timeout" and (cut.allowed >= full.allowed).all()
+            assert (cut.allowed <= previous).all() and cut.n_tests <= full.n_tests
+            assert (cut.allowed | np.eye(n, dtype=bool))[k - 1:, k - 1:].all()  # unfinished targets
+            previous = cut.allowed
+            strictly_between += cut.n_allowed < n * (n - 1) // 2 and not np.array_equal(cut.allowed, full.allowed)
+        assert strictly_between > 0

@@ -1,0 +1,372 @@
+"""PMMS and MMPC on a :class:`~constraints.citests.CITest`, one compiled call per target.
+
+The algorithm is that of :mod:`constraints.pmms` (Brown, Tsamardinos & Aliferis 2005,
+Algorithm 1; its module docstring states the semantics: greedy or exact min-association, ties
+towards the smaller index, ``-log p`` with the underflow tail, ``inf`` for untrusted tests and
+``keep`` pairs, ``prune``, ``max_order``), with the forward and backward phases of a target in
+compiled code, so that asking a test again costs a look-up instead of an interpreter call chain:
+
+* order 0: the tests of all pairs are computed up front in one batch on
+  :func:`~constraints.citest_batch.compute_threads` threads
+  (:func:`~constraints.citest_batch.evaluate`);
+* larger sets: a memo of every test asked so far, hashed on ``(u, v, S)`` into typed containers
+  (the statistic is :func:`~constraints.citest_batch.one_test`, bit-identical to ``CITest``),
+  with a per-target table in front of it for the single-variable sets.
+
+Counts and records are those of :class:`~constraints.restriction.PairLog`: a test counts the
+first time the algorithm asks it, and a pair keeps the first test, in asking order, with the
+largest p-value; both are kept in arrays here and logged once the run ends (:meth:`Memo.log_into`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.typed import Dict, List
+
+from constraints.citest_batch import TestSettings, evaluate, one_test
+
+# A p-value that chdtrc returns as 0.0 has -log p above ~708 (the smallest normal double).
+UNDERFLOW = 700.0
+
+
+@njit(cache=True)
+def log_chi2_sf_tail(stat, dof):
+    """log P(chi2_dof > stat) far in the tail, where the p-value underflows.
+
+    Asymptotic expansion of the regularised upper incomplete gamma function Q(a, z) with
+    a = dof / 2, z = stat / 2: log Q = (a - 1) log z - z - lgamma(a) + log(sum_k (a-1)_k / z^k),
+    (a-1)_k the falling factorial; terms are summed while they shrink.
+    """
+    a, z = dof / 2.0, stat / 2.0
+    total, term = 1.0, 1.0
+    for k in range(1, 50):
+        nxt = term * (a - k) / z
+        if abs(nxt) >= abs(term) or nxt == 0.0:
+            break
+        term = nxt
+        total += term
+    return (a - 1.0) * math.log(z) - z - math.lgamma(a) + math.log(max(total, 1e-300))
+
+
+@njit(cache=True)
+def association(p, stat, dof, alpha):
+    """Assoc of a test's outcome (module docstring of :mod:`constraints.pmms`): 0 for
+    ``p > alpha``, ``-log p``, the tail's ``-log p`` where ``p`` underflowed, else ``inf``."""
+    if p > alpha:
+        return 0.0
+    if p > 0.0:
+        return -math.log(p)
+    if dof > 0 and math.isfinite(stat):
+        minus_log_p = -log_chi2_sf_tail(stat, dof)
+        if minus_log_p > UNDERFLOW:
+            return minus_log_p
+    return math.inf  # oracle dependence, or p = 0 imposed by the minimum-sample rule
+
+
+@njit(cache=True)
+def _associations(p, stat, dof, alpha):
+    out = np.empty(p.shape[0])
+    for i in range(p.shape[0]):
+        out[i] = association(p[i], stat[i], dof[i], alpha)
+    return out
+
+
+@njit(cache=True)
+def _hash(u, v, S, k):
+    h = (u * 1000003 + v) * 1000003 + k
+    for j in range(k):
+        h = (h ^ S[j]) * 1099511628211
+    return h ^ (h >> 29)
+
+
+@njit(cache=True)
+def _parents_children(t, exact, prune, max_order, memo, ctx):
+    """PMMPC(T) or (``exact``) MMPC(T) as ``pmms._parents_children`` with ``pmms.greedy_min_assoc``
+    or ``pmms._ExactMinAssoc``: the same tests asked in the same order.  One function whose inner
+    functions share its arrays and take only numbers (passing an array costs more than a look-up)."""
+    p0, a0, asked0, val1, stamp1, index, keys, starts, pvals, avals, best_p, best_e, counts = memo
+    keep, alpha, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc = ctx
+    n = keep.shape[0]
+    S = np.empty(n, dtype=np.int64)  # the set of the test asked, sorted
+
+    def record(u, v, p, entry):  # PairLog's rule: the first test with the largest p-value
+        if not p <= best_p[u, v]:  # also true while best_p is NaN
+            best_p[u, v] = p
+            best_e[u, v] = entry
+
+    def ask_memo(u, v, k):
+        h = _hash(u, v, S, k)
+        while h in index:
+            e = index[h]
+            o = starts[e]
+            same = keys[o] == u and keys[o + 1] == v and keys[o + 2] == k
+            for j in range(k):
+                same = same and keys[o + 3 + j] == S[j]
+            if same:
+                return avals[e]
+            h += 1
+        p, stat, dof = one_test(cols, arities, varies, u, v, S[:k].copy(), pearson, adf, min_rows_per_df,
+                                dependent, chdtrc)
+        a = association(p, stat, dof, alpha)
+        e = len(pvals)
+        index[h] = e
+        starts.append(len(keys))
+        keys.append(u)
+        keys.append(v)
+        keys.append(k)
+        for j in range(k):
+            keys.append(S[j])
+        pvals.append(p)
+        avals.append(a)
+        counts[k] += 1
+        record(u, v, p, e)
+        return a
+
+    def ask(x, k):
+        """Assoc(x; t | S[:k]), computed, counted and recorded when first asked."""
+        if keep[x, t]:  # a required adjacency: never tested
+            return math.inf
+        u, v = (x, t) if x < t else (t, x)
+        if k == 0:
+            if not asked0[u, v]:
+                asked0[u, v] = True
+                counts[0] += 1
+                record(u, v, p0[u, v], -1)
+            return a0[u, v]
+        if k > 1:
+            return ask_memo(u, v, k)
+        if stamp1[x, S[0]] != t:  # Assoc(x; t | s) of this target
+            stamp1[x, S[0]] = t
+            val1[x, S[0]] = ask_memo(u, v, k)
+        return val1[x, S[0]]
+
+    zs = np.empty(n, dtype=np.int64)  # the candidate set Z of min_assoc, sorted
+    rest, minarg, vals = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
+
+    def greedy_min_assoc(x, nz):
+        """GREEDYMINASSOC(X; T; Z; Assoc(X; T | {}); {}) (lines 14-20); minarg kept sorted."""
+        nr, nm = nz, 0
+        for i in range(nz):
+            rest[i] = zs[i]
+        minval = ask(x, 0)
+        while minval > 0.0 and nr > 0 and (max_order < 0 or nm < max_order):
+            for i in range(nr):  # S = minarg + {rest[i]}
+                j = 0
+                while j < nm and minarg[j] < rest[i]:
+                    S[j] = minarg[j]
+                    j += 1
+                S[j] = rest[i]
+                for j in range(j, nm):
+                    S[j + 1] = minarg[j]
+                vals[i] = ask(x, nm + 1)
+            best = 0
+            for i in range(1, nr):
+                if vals[i] < vals[best]:
+                    best = i
+            if not vals[best] < minval:
+                break
+            minval = vals[best]
+            j = nm
+            while j > 0 and minarg[j - 1] > rest[best]:
+                minarg[j] = minarg[j - 1]
+                j -= 1
+            minarg[j] = rest[best]
+            nm += 1
+            for i in range(best, nr - 1):
+                rest[i] = rest[i + 1]
+            nr -= 1
+        return minval
+
+    # MINASSOC's subsets covered at x's previous call: cover[x, :cover_len[x]] (sorted; -1: none)
+    cover = np.empty((n if exact else 0, n), dtype=np.int64)
+    cover_len = np.full(n, -1, dtype=np.int64)
+    cover_best = np.empty(n)
+    mark = np.zeros(n, dtype=np.bool_)
+    old, new = np.empty(n, np.int64), np.empty(n, np.int64)  # sorted
+    pos = np.empty((2, n), np.int64)  # the combinations of new and of old being visited
+
+    def next_combination(which, r, m):
+        """Advance ``pos[which, :r]`` to the next ``r``-combination of ``range(m)`` in
+        lexicographic order (``itertools.combinations``); False after the last one."""
+        j = r - 1
+        while j >= 0 and pos[which, j] == m - r + j:
+            j -= 1
+        if j < 0:
+            return False
+        pos[which, j] += 1
+        for i in range(j + 1, r):
+            pos[which, i] = pos[which, i - 1] + 1
+        return True
+
+    def subsets_min(x, n_old, n_new, best):
+        """Minimum of ``best`` and Assoc over the subsets with one of ``new`` or more, in the
+        order of ``_ExactMinAssoc._subsets_min``, stopping at 0."""
+        cap = n_old + n_new if max_order < 0 else max_order
+        for k in range(1, min(n_new, cap) + 1):
+            for i in range(k):
+                pos[0, i] = i
+            while True:
+                for j in range(min(n_old, cap - k) + 1):
+                    for i in range(j):
+                        pos[1, i] = i
+                    while True:
+                        if best == 0.0:
+                            return best
+                        a = b = 0  # S = the picks of new and old, merged
+                        while a < k or b < j:
+                            if b == j or (a < k and new[pos[0, a]] < old[pos[1, b]]):
+                                S[a + b] = new[pos[0, a]]
+                                a += 1
+                            else:
+                                S[a + b] = old[pos[1, b]]
+                                b += 1
+                        best = min(best, ask(x, k + j))
+                        if not next_combination(1, j, n_old):
+                            break
+                if not next_combination(0, k, n_new):
+                    break
+        return best
+
+    def exact_min_assoc(x, nz):
+        """MINASSOC(X; T | Z) from the subsets covered at x's previous call when they lie in Z."""
+        m = cover_len[x]
+        for i in range(nz):
+            mark[zs[i]] = True
+        fresh = m < 0
+        for i in range(max(m, 0)):
+            fresh = fresh or not mark[cover[x, i]]
+        for i in range(nz):
+            mark[zs[i]] = False
+        if fresh:
+            m = 0
+            best = ask(x, 0)
+        else:
+            best = cover_best[x]
+        for i in range(m):
+            old[i] = cover[x, i]
+            mark[old[i]] = True
+        n_new = 0
+        for i in range(nz):
+            if not mark[zs[i]]:
+                new[n_new] = zs[i]
+                n_new += 1
+        for i in range(m):
+            mark[old[i]] = False
+        best = subsets_min(x, m, n_new, best)
+        for i in range(nz):
+            cover[x, i] = zs[i]
+        cover_len[x] = nz
+        cover_best[x] = best
+        return best
+
+    def min_assoc(x, nz):
+        return exact_min_assoc(x, nz) if exact else greedy_min_assoc(x, nz)
+
+    cpc = np.empty(n, dtype=np.int64)  # in entry order
+
+    def sort_into_zs(skip, nc):
+        """zs = sorted(cpc[:nc] minus skip); returns its size."""
+        nz = 0
+        for i in range(nc):
+            z = cpc[i]
+            if z == skip:
+                continue
+            j = nz
+            while j > 0 and zs[j - 1] > z:
+                zs[j] = zs[j - 1]
+                j -= 1
+            zs[j] = z
+            nz += 1
+        return nz
+
+    nc = 0
+    candidates = np.array([x for x in range(n) if x != t], dtype=np.int64)
+    m = candidates.shape[0]
+    while True:  # forward phase
+        nz = sort_into_zs(-1, nc)
+        best, best_x, kept = 0.0, -1, 0
+        for i in range(m):
+            x = candidates[i]
+            val = min_assoc(x, nz)
+            if val > best:
+                best, best_x = val, x
+            if val > 0.0 or not prune:
+                candidates[kept] = x
+                kept += 1
+        m = kept
+        if best_x < 0:
+            break
+        cpc[nc] = best_x
+        nc += 1
+        i = 0
+        while candidates[i] != best_x:
+            i += 1
+        candidates[i:m - 1] = candidates[i + 1:m].copy()
+        m -= 1
+    for x in cpc[:nc].copy():  # backward phase, in entry order
+        if min_assoc(x, sort_into_zs(x, nc)) == 0.0:
+            k = 0
+            for i in range(nc):
+                if cpc[i] != x:
+                    cpc[k] = cpc[i]
+                    k += 1
+            nc = k
+    return cpc[:nc].copy()
+
+
+@njit(cache=True)
+def _best_sets(best_e, starts, keys):
+    """The pairs whose record is a test of order >= 1, and those tests' sets (padded with -1)."""
+    us, vs = np.nonzero(best_e >= 0)
+    width = 0
+    for i in range(us.shape[0]):
+        width = max(width, keys[starts[best_e[us[i], vs[i]]] + 2])
+    sets = np.full((us.shape[0], width), -1, dtype=np.int64)
+    for i in range(us.shape[0]):
+        o = starts[best_e[us[i], vs[i]]]
+        for j in range(keys[o + 2]):
+            sets[i, j] = keys[o + 3 + j]
+    return us, vs, sets
+
+
+class Memo:
+    """The tests asked so far (order 0 computed up front), their counts and the pair records."""
+
+    def __init__(self, test, keep: np.ndarray, alpha: float):
+        n = len(keep)
+        settings = TestSettings(test)
+        us, vs = np.nonzero(np.triu(~keep, 1))
+        p, stat, dof = evaluate(settings, us, vs, np.empty((len(us), 0), dtype=np.int64))
+        p0, a0 = np.zeros((n, n)), np.zeros((n, n))
+        p0[us, vs] = p
+        a0[us, vs] = a0[vs, us] = _associations(p, stat, dof, float(alpha))
+        self.arrays = (
+            p0, a0, np.zeros((n, n), dtype=np.bool_),  # order 0: p, Assoc, asked
+            np.empty((n, n)), np.full((n, n), -1, dtype=np.int64),  # Assoc(x; t | s) of target t
+            Dict.empty(types.int64, types.int64), List.empty_list(types.int64),  # hash -> test; keys
+            List.empty_list(types.int64), List.empty_list(types.float64), List.empty_list(types.float64),
+            np.full((n, n), np.nan), np.full((n, n), -1, dtype=np.int64),  # record: p, test (-1: {})
+            np.zeros(n + 1, dtype=np.int64),  # distinct tests by order
+        )
+        self.context = (np.asarray(keep, dtype=np.bool_), float(alpha)) + settings.args()
+
+    def parents_children(self, t: int, exact: bool, prune: bool, max_order: int | None) -> np.ndarray:
+        """PMMPC(T) (``exact=False``) or MMPC(T) of target ``t``."""
+        return _parents_children(t, exact, prune, -1 if max_order is None else int(max_order),
+                                 self.arrays, self.context)
+
+    def log_into(self, log) -> None:
+        """Log the counts and records into a :class:`~constraints.restriction.PairLog` that holds
+        no tests yet."""
+        _, _, _, _, _, _, keys, starts, _, _, best_p, best_e, counts = self.arrays
+        us, vs = np.nonzero(~np.isnan(best_p))
+        where = np.zeros(best_p.shape, dtype=np.int64)
+        where[us, vs] = np.arange(len(us))
+        sets = [()] * len(us)
+        su, sv, padded = _best_sets(best_e, starts, keys)
+        for i, S in zip(where[su, sv].tolist(), padded.tolist()):
+            sets[i] = tuple(s for s in S if s >= 0)
+        log.record_batch(us, vs, {k: int(c) for k, c in enumerate(counts) if c}, best_p[us, vs], sets)
