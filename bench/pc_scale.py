@@ -75,13 +75,6 @@ def peer_seconds(name: str, data_file: str, alpha: float, order: int, limit: flo
         else f"failed: {out.stderr.strip().splitlines()[-1][:60]}"
 
 
-def same_restriction(a, b) -> bool:
-    """Same skeleton, counts and records (p-values and sets)."""
-    return (np.array_equal(a.allowed, b.allowed) and a.tests_by_order == b.tests_by_order
-            and a.records.drop(columns="sepset").equals(b.records.drop(columns="sepset"))
-            and list(a.records["sepset"]) == list(b.records["sepset"]))
-
-
 def timed(method, data, arities, args, **kwargs):
     """(restriction, CPU s, wall s) of one learner on a fresh test."""
     test = CITest(data, arities, statistic="x2")
@@ -137,7 +130,7 @@ def main(argv=None):
             elif args.per_test:  # the whole per-test run's CPU seconds
                 target = float("nan")
                 slow, other, _ = timed(method, data, arities, args, batched=False)
-                assert same_restriction(r, slow), f"{method} on {name}: the two paths differ"
+                assert r.same_result(slow), f"{method} on {name}: the two paths differ"
                 ratio, per_test = other / cpu, f"{other:.2f} s"
             else:
                 target, ratio, per_test = float("nan"), float("nan"), ""

@@ -33,8 +33,6 @@ from constraints.citests import (
 )
 
 
-
-
 _threads = threading.local()  # kernel threads of the calling thread (1: the serial kernels)
 
 
@@ -62,6 +60,18 @@ def compute_threads(n_jobs: int):
             yield
     finally:
         _threads.n = outer
+
+
+class ThreadedKernel:
+    """One kernel source compiled twice, with threads over its ``prange`` and on one thread (a
+    worker's task, ``-j 1``); a call runs the one that :func:`compute_threads` asks for."""
+
+    def __init__(self, source):
+        self.threads = njit(cache=True, parallel=True)(source)
+        self.serial = njit(cache=True)(source)
+
+    def __call__(self, *args):
+        return (self.threads if getattr(_threads, "n", 1) > 1 else self.serial)(*args)
 
 
 class TestSettings:
@@ -146,9 +156,7 @@ def _evaluate(xs, ys, sets, cols, arities, varies, pearson, adf, min_rows_per_df
     return p, stat, dof
 
 
-# threads over the tests, or one thread (see compute_threads)
-_evaluate_threads = njit(cache=True, parallel=True)(_evaluate)
-_evaluate_serial = njit(cache=True)(_evaluate)
+_evaluate_kernel = ThreadedKernel(_evaluate)
 
 
 def evaluate(settings: TestSettings, xs, ys, sets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -156,8 +164,7 @@ def evaluate(settings: TestSettings, xs, ys, sets) -> tuple[np.ndarray, np.ndarr
     ``sets`` an (m, order) integer array of sorted sets), on :func:`compute_threads` threads."""
     xs = np.ascontiguousarray(xs, dtype=np.int64)
     sets = np.ascontiguousarray(np.asarray(sets, dtype=np.int64).reshape(len(xs), -1))
-    kernel = _evaluate_threads if getattr(_threads, "n", 1) > 1 else _evaluate_serial
-    return kernel(xs, np.ascontiguousarray(ys, dtype=np.int64), sets, *settings.args())
+    return _evaluate_kernel(xs, np.ascontiguousarray(ys, dtype=np.int64), sets, *settings.args())
 
 
 @njit(cache=True)
@@ -285,9 +292,7 @@ def _pc_level(us, vs, level, alpha, indptr, indices, cols, arities, varies, pear
     return removed, n_tests, best, best_sets[:, :level]
 
 
-# one source, two compilations: threads over the pairs, or one thread (a worker's task, -j 1)
-_pc_level_threads = njit(cache=True, parallel=True)(_pc_level)
-_pc_level_serial = njit(cache=True)(_pc_level)
+_pc_level_kernel = ThreadedKernel(_pc_level)
 
 
 def pc_level(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, alpha: float):
@@ -303,8 +308,7 @@ def pc_level(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, a
     indptr = np.concatenate([[0], np.cumsum(A.sum(1))]).astype(np.int64)
     indices = np.nonzero(A)[1].astype(np.int64)  # row-major: each row's neighbours sorted
     us, vs = (np.ascontiguousarray(p, dtype=np.int64) for p in pairs)
-    kernel = _pc_level_threads if getattr(_threads, "n", 1) > 1 else _pc_level_serial
-    return kernel(us, vs, int(level), float(alpha), indptr, indices, *settings.args())
+    return _pc_level_kernel(us, vs, int(level), float(alpha), indptr, indices, *settings.args())
 
 
 def pc_level_task(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, alpha: float):

@@ -66,6 +66,14 @@ class Restriction:
         """Number of allowed unordered pairs (edges of the learned skeleton)."""
         return int(np.triu(self.allowed, 1).sum())
 
+    def same_result(self, other: "Restriction") -> bool:
+        """Same skeleton, test and removal counts, status and per-pair records (p-values and
+        separating sets); time and parameters aside (e.g. two execution paths of one method)."""
+        return (np.array_equal(self.allowed, other.allowed) and self.tests_by_order == other.tests_by_order
+                and self.removed_by_order == other.removed_by_order and self.status == other.status
+                and self.records.drop(columns="sepset").equals(other.records.drop(columns="sepset"))
+                and list(self.records["sepset"]) == list(other.records["sepset"]))
+
     def skeleton(self) -> np.ndarray:
         """The learned skeleton as a symmetric boolean adjacency matrix."""
         return self.allowed.copy()

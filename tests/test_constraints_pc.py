@@ -143,15 +143,10 @@ def test_pc_levels_split_over_executors_equal_one_process():
     def run(**kwargs):
         return pc_skeleton(CITest(ds.data, ds.arities, statistic="x2"), net.n_vars, max_order=2, **kwargs)
 
-    def same(a, b):
-        return (np.array_equal(a.allowed, b.allowed) and a.tests_by_order == b.tests_by_order
-                and a.records.drop(columns="sepset").equals(b.records.drop(columns="sepset"))
-                and list(a.records["sepset"]) == list(b.records["sepset"]))
-
     whole = run()
-    assert same(run(n_jobs=2), whole)
-    assert same(run(executor=LocalExecutor(1), n_groups=7), whole)
+    assert run(n_jobs=2).same_result(whole)
+    assert run(executor=LocalExecutor(1), n_groups=7).same_result(whole)
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        assert same(run(executor=DaskExecutor(client), n_groups=5), whole)
+        assert run(executor=DaskExecutor(client), n_groups=5).same_result(whole)

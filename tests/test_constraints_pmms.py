@@ -156,13 +156,6 @@ def test_assoc_scale_underflow_and_untrusted_tests():
     assert test(0, 2, [3]).p_value == 0.0 and assoc(0, 2, [3]) == np.inf  # rule-imposed dependence
 
 
-def _same_restriction(a, b):
-    return (np.array_equal(a.allowed, b.allowed) and a.tests_by_order == b.tests_by_order
-            and a.removed_by_order == b.removed_by_order and a.status == b.status
-            and a.records.drop(columns="sepset").equals(b.records.drop(columns="sepset"))
-            and list(a.records["sepset"]) == list(b.records["sepset"]))
-
-
 @pytest.mark.parametrize("name,rows,orders", [("asia", 1000, (1, None)), ("child", 500, (2, None)),
                                               ("insurance", 1000, (1, None)), ("alarm", 2000, (1, 3))])
 @pytest.mark.parametrize("statistic", ["g2", "x2"])
@@ -176,7 +169,7 @@ def test_compiled_targets_equal_one_test_at_a_time(name, rows, orders, statistic
         for max_order in orders:
             fast, slow = (learner(CITest(ds.data, ds.arities, statistic=statistic, df_adjust=df_adjust),
                                   net.n_vars, max_order=max_order, batched=batched) for batched in (True, False))
-            assert _same_restriction(fast, slow), (learner.__name__, max_order)
+            assert fast.same_result(slow), (learner.__name__, max_order)
             assert max(fast.tests_by_order) >= 1
 
 
@@ -193,7 +186,7 @@ def test_compiled_targets_equal_one_test_at_a_time_with_options_keep_and_untrust
         fast, slow = (learner(CITest(ds.data, ds.arities, min_rows_per_df=10), net.n_vars, keep=keep,
                               batched=batched, **{"max_order": None, **options})
                       for batched in (True, False))
-        assert _same_restriction(fast, slow)
+        assert fast.same_result(slow)
         records = fast.records.set_index(["u", "v"])
         assert fast.allowed[0, 5] and fast.allowed[3, 20] and np.isnan(records.loc[(0, 5), "p_value"])
 
@@ -202,7 +195,7 @@ def test_compiled_targets_on_the_figure1_counterexample():
     data = _figure1_data()
     for learner in (pmms, mmpc):
         fast, slow = (learner(CITest(data, [2] * 4), 4, batched=batched) for batched in (True, False))
-        assert _same_restriction(fast, slow)
+        assert fast.same_result(slow)
 
 
 def test_compiled_targets_stop_at_the_deadline_between_targets():
