@@ -36,16 +36,21 @@ from constraints.citests import (
 _threads = threading.local()  # kernel threads of the calling thread (1: the serial kernels)
 
 
-@contextmanager
-def compute_threads(n_jobs: int):
-    """Run the kernels inside on ``n_jobs`` threads (-1: all cores, capped by numba's pool).
-
-    With one thread the serial kernels run and numba's threading layer is never started (a
-    started OpenMP layer makes forked worker processes abort)."""
+def thread_count(n_jobs: int) -> int:
+    """The threads that ``n_jobs`` asks for: -1 all cores, capped by numba's pool."""
     wanted = (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
     if wanted < 1:
         raise ValueError(f"n_jobs must be >= 1 or -1, got {n_jobs}")
-    wanted = min(wanted, numba.config.NUMBA_NUM_THREADS)
+    return min(wanted, numba.config.NUMBA_NUM_THREADS)
+
+
+@contextmanager
+def compute_threads(n_jobs: int):
+    """Run the kernels inside on ``n_jobs`` threads (:func:`thread_count`).
+
+    With one thread the serial kernels run and numba's threading layer is never started (a
+    started OpenMP layer makes forked worker processes abort)."""
+    wanted = thread_count(n_jobs)
     outer = getattr(_threads, "n", 1)
     _threads.n = wanted
     try:

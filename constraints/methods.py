@@ -55,20 +55,23 @@ def run_pc(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, execu
                        n_jobs=n_jobs, executor=executor, n_groups=n_groups, keep=keep, deadline=deadline), {}
 
 
-def run_pmms(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, deadline=None, **_parallel: Any):
-    """Polynomial Max-Min Skeleton, compiled per target (order-0 tests on ``n_jobs`` threads)."""
+def run_pmms(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, executor=None, n_groups=1,
+             deadline=None):
+    """Polynomial Max-Min Skeleton, compiled per target: the targets in ranges on ``n_jobs``
+    threads, or as ``n_groups`` tasks on ``executor``."""
     from constraints.pmms import pmms
 
     return pmms(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress, keep=keep,
-                deadline=deadline, n_jobs=n_jobs), {}
+                deadline=deadline, n_jobs=n_jobs, executor=executor, n_groups=n_groups), {}
 
 
-def run_mmpc(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, deadline=None, **_parallel: Any):
+def run_mmpc(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, executor=None, n_groups=1,
+             deadline=None):
     """Max-Min Parents and Children (Tsamardinos et al. 2006), as :func:`run_pmms`."""
     from constraints.pmms import mmpc
 
     return mmpc(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress, keep=keep,
-                deadline=deadline, n_jobs=n_jobs), {}
+                deadline=deadline, n_jobs=n_jobs, executor=executor, n_groups=n_groups), {}
 
 
 def run_cops(test, n: int, settings, *, keep=None, deadline=None, **_parallel: Any):

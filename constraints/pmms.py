@@ -31,15 +31,18 @@ is not monotone, so the default ``prune=False`` re-evaluates every candidate in 
 exactly as Algorithm 1 does (``prune=True`` is a cheaper heuristic).  ``max_order`` caps
 conditioning-set sizes (None = unbounded).
 
-Deadline: a passed ``deadline`` is noticed before the next candidate's min-association (before
-the next target on the compiled path); the target under way and those after it keep every
-variable in their CPC, so each edge is decided by the finished targets alone, a superset of the
-full run's skeleton (status ``timeout``).
+Deadline: a passed ``deadline`` is noticed before the next candidate's min-association (on the
+compiled path: before the order-0 batch and before the next target of each range of targets);
+the targets not finished (the one under way and those after it; on the compiled path, in each
+range that noticed it, the rest of that range) keep every variable in their CPC, so each edge is
+decided by the finished targets alone, a superset of the full run's skeleton (status
+``timeout``).
 
 With a :class:`~constraints.citests.CITest` each target runs as one compiled call
 (:mod:`constraints.pmms_compiled`): the same tests in the same order, hence the same skeleton,
 records and counts as asking the test one call at a time (``batched=False``, and any other test,
-e.g. an oracle).
+e.g. an oracle).  The targets may run in contiguous ranges on threads or as the tasks of an
+executor (:mod:`constraints.pmms_groups`), with the same result.
 """
 
 from __future__ import annotations
@@ -52,10 +55,10 @@ from itertools import combinations
 import numpy as np
 from tqdm import tqdm
 
-from constraints.citest_batch import compute_threads
 from constraints.citests import CITest
 from constraints.pc import check_alpha_order
-from constraints.pmms_compiled import Memo, association
+from constraints.pmms_compiled import association
+from constraints.pmms_groups import run_groups, run_targets
 from constraints.restriction import PairLog, Restriction
 from hybridbn.deadline import Deadline, passed
 
@@ -154,66 +157,55 @@ def _parents_children(t: int, n_vars: int, min_assoc, prune: bool,
 
 
 def _skeleton(method: str, test, n_vars: int, alpha: float, symmetric: bool, prune: bool,
-              max_order: int | None, progress: bool, keep: np.ndarray | None = None,
-              deadline: Deadline | None = None, batched: bool = True, n_jobs: int = 1) -> Restriction:
+              max_order: int | None, progress: bool, keep: np.ndarray | None, deadline: Deadline | None,
+              batched: bool, n_jobs: int, executor, n_groups: int) -> Restriction:
     check_alpha_order(alpha, max_order)
     start = time.perf_counter()
     log = PairLog(test, n_vars, keep)
-    memo: list[Memo] = []  # the compiled path's, made before its first target
-    if batched and isinstance(test, CITest):
-        def parents_children(t):
-            if passed(deadline):
-                return None
-            if not memo:
-                with compute_threads(n_jobs):
-                    memo.append(Memo(test, log.keep, alpha))
-            return memo[0].parents_children(t, method == "mmpc", prune, max_order)
-    else:
-        assoc = _Assoc(log, alpha)
-        if method == "pmms":
-            def min_assoc(x, t, Z):
-                return greedy_min_assoc(assoc, x, t, Z, max_order)
+    with tqdm(total=n_vars, desc=method.upper(), disable=not progress, leave=False) as bar:
+        if batched and isinstance(test, CITest):
+            member, stopped = run_groups(test, log, alpha, method == "mmpc", prune, max_order, deadline,
+                                         n_jobs, executor, n_groups, bar)
         else:
-            min_assoc = _ExactMinAssoc(assoc, max_order)
-
-        def parents_children(t):
-            return _parents_children(t, n_vars, min_assoc, prune, deadline)
-    member = np.zeros((n_vars, n_vars), dtype=bool)  # member[t, x]: x in PC(t)
-    status = "ok"
-    for t in tqdm(range(n_vars), desc=method.upper(), disable=not progress, leave=False):
-        cpc = parents_children(t)
-        if cpc is None:  # stopped: the targets not finished keep every candidate
-            member[t:] = True
-            status = "timeout"
-            logger.debug("%s stopped by its deadline at target %d of %d", method, t, n_vars)
-            break
-        member[t, cpc] = True
-    for m in memo:
-        m.log_into(log)
+            assoc = _Assoc(log, alpha)
+            if method == "pmms":
+                def min_assoc(x, t, Z):
+                    return greedy_min_assoc(assoc, x, t, Z, max_order)
+            else:
+                min_assoc = _ExactMinAssoc(assoc, max_order)
+            member, stopped = run_targets(
+                lambda t: _parents_children(t, n_vars, min_assoc, prune, deadline), 0, n_vars, n_vars, bar.update)
+    if stopped:
+        logger.debug("%s stopped by its deadline", method)
     allowed = member & member.T if symmetric else member | member.T
     logger.debug("%s: %d edges, %d asymmetric memberships", method, int(np.triu(allowed, 1).sum()),
                  int((member ^ member.T).sum()) // 2)
     return log.build(allowed, time.perf_counter() - start, method,
-                     {"alpha": alpha, "symmetric": symmetric, "prune": prune, "max_order": max_order}, status)
+                     {"alpha": alpha, "symmetric": symmetric, "prune": prune, "max_order": max_order},
+                     "timeout" if stopped else "ok")
 
 
 def pmms(test, n_vars: int, alpha: float = 0.05, symmetric: bool = True, prune: bool = False,
          max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None,
-         deadline: Deadline | None = None, batched: bool = True, n_jobs: int = 1) -> Restriction:
+         deadline: Deadline | None = None, batched: bool = True, n_jobs: int = 1, executor=None,
+         n_groups: int = 1) -> Restriction:
     """Polynomial Max-Min Skeleton: PMMPC (greedy min-association) for every variable; the pairs
     of ``keep`` are never tested and stay adjacent (:class:`~constraints.restriction.PairLog`);
     a passed ``deadline`` stops it (see the module docstring).  With a
     :class:`~constraints.citests.CITest` each target runs compiled
-    (:mod:`constraints.pmms_compiled`; order-0 tests on ``n_jobs`` threads), otherwise or with
-    ``batched=False`` one test call at a time: same skeleton, records and counts."""
+    (:mod:`constraints.pmms_compiled`), the targets split into ``n_jobs`` ranges on threads or,
+    with ``executor`` (``pipeline.executors``), into ``n_groups`` tasks
+    (:mod:`constraints.pmms_groups`); otherwise or with ``batched=False`` one test call at a time.
+    All give the same skeleton, records and counts."""
     return _skeleton("pmms", test, n_vars, alpha, symmetric, prune, max_order, progress, keep, deadline,
-                     batched, n_jobs)
+                     batched, n_jobs, executor, n_groups)
 
 
 def mmpc(test, n_vars: int, alpha: float = 0.05, symmetric: bool = True, prune: bool = True,
          max_order: int | None = None, progress: bool = False, keep: np.ndarray | None = None,
-         deadline: Deadline | None = None, batched: bool = True, n_jobs: int = 1) -> Restriction:
+         deadline: Deadline | None = None, batched: bool = True, n_jobs: int = 1, executor=None,
+         n_groups: int = 1) -> Restriction:
     """Max-Min Parents and Children skeleton with exact MINASSOC (exponential reference); ``keep``,
-    ``deadline``, ``batched`` and ``n_jobs`` as for :func:`pmms`."""
+    ``deadline``, ``batched``, ``n_jobs``, ``executor`` and ``n_groups`` as for :func:`pmms`."""
     return _skeleton("mmpc", test, n_vars, alpha, symmetric, prune, max_order, progress, keep, deadline,
-                     batched, n_jobs)
+                     batched, n_jobs, executor, n_groups)

@@ -8,19 +8,23 @@ compiled code, so that asking a test again costs a look-up instead of an interpr
 
 * order 0: the tests of all pairs are computed up front in one batch on
   :func:`~constraints.citest_batch.compute_threads` threads
-  (:func:`~constraints.citest_batch.evaluate`);
+  (:func:`~constraints.citest_batch.evaluate`; :class:`Order0`, shared by every memo);
 * larger sets: a memo of every test asked so far, hashed on ``(u, v, S)`` into typed containers
   (the statistic is :func:`~constraints.citest_batch.one_test`, bit-identical to ``CITest``),
   with a per-target table in front of it for the single-variable sets.
 
 Counts and records are those of :class:`~constraints.restriction.PairLog`: a test counts the
 first time the algorithm asks it, and a pair keeps the first test, in asking order, with the
-largest p-value; both are kept in arrays here and logged once the run ends (:meth:`Memo.log_into`).
+largest p-value; both are kept in arrays here and handed over once the targets of a memo are
+done (:meth:`Memo.tests`), to be merged over the ranges of targets and logged
+(:func:`constraints.pmms_groups.merge`).  The compiled target releases the GIL, so that ranges
+run on threads.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -82,7 +86,24 @@ def _hash(u, v, S, k):
     return h ^ (h >> 29)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _find(index, keys, starts, u, v, S, k):
+    """Where the test ``(u, v, S[:k])`` is in a hash index with linear probing over flattened
+    keys ``u, v, k, S`` (``starts[e]``: entry ``e``'s first key): (its entry or -1, its slot)."""
+    h = _hash(u, v, S, k)
+    while h in index:
+        e = index[h]
+        o = starts[e]
+        same = keys[o] == u and keys[o + 1] == v and keys[o + 2] == k
+        for j in range(k):
+            same = same and keys[o + 3 + j] == S[j]
+        if same:
+            return e, h
+        h += 1
+    return -1, h
+
+
+@njit(cache=True, nogil=True)
 def _parents_children(t, exact, prune, max_order, memo, ctx):
     """PMMPC(T) or (``exact``) MMPC(T) as ``pmms._parents_children`` with ``pmms.greedy_min_assoc``
     or ``pmms._ExactMinAssoc``: the same tests asked in the same order.  One function whose inner
@@ -98,16 +119,9 @@ def _parents_children(t, exact, prune, max_order, memo, ctx):
             best_e[u, v] = entry
 
     def ask_memo(u, v, k):
-        h = _hash(u, v, S, k)
-        while h in index:
-            e = index[h]
-            o = starts[e]
-            same = keys[o] == u and keys[o + 1] == v and keys[o + 2] == k
-            for j in range(k):
-                same = same and keys[o + 3 + j] == S[j]
-            if same:
-                return avals[e]
-            h += 1
+        e, h = _find(index, keys, starts, u, v, S, k)
+        if e >= 0:
+            return avals[e]
         p, stat, dof = one_test(cols, arities, varies, u, v, S[:k].copy(), pearson, adf, min_rows_per_df,
                                 dependent, chdtrc)
         a = association(p, stat, dof, alpha)
@@ -332,36 +346,96 @@ def _best_sets(best_e, starts, keys):
     return us, vs, sets
 
 
-class Memo:
-    """The tests asked so far (order 0 computed up front), their counts and the pair records."""
+@njit(cache=True)
+def _shared_tests(keys, starts, lo, hi):
+    """The flattened keys and starts of the tests on a pair with an end outside ``lo..hi-1``."""
+    m = size = 0
+    for e in range(len(starts)):
+        o = starts[e]
+        if not (lo <= keys[o] < hi and lo <= keys[o + 1] < hi):
+            m += 1
+            size += 3 + keys[o + 2]
+    out_keys, out_starts = np.empty(size, dtype=np.int64), np.empty(m, dtype=np.int64)
+    m = size = 0
+    for e in range(len(starts)):
+        o = starts[e]
+        if not (lo <= keys[o] < hi and lo <= keys[o + 1] < hi):
+            out_starts[m] = size
+            m += 1
+            for j in range(3 + keys[o + 2]):
+                out_keys[size] = keys[o + j]
+                size += 1
+    return out_keys, out_starts
+
+
+@njit(cache=True)
+def repeats(keys, starts, n_orders):
+    """Per order, the tests of flattened ``keys`` / ``starts`` equal to an earlier one."""
+    index = Dict.empty(types.int64, types.int64)
+    out = np.zeros(n_orders, dtype=np.int64)
+    for e in range(starts.shape[0]):
+        o = starts[e]
+        k = keys[o + 2]
+        found, h = _find(index, keys, starts, keys[o], keys[o + 1], keys[o + 3:o + 3 + k], k)
+        if found >= 0:
+            out[k] += 1
+        else:
+            index[h] = e
+    return out
+
+
+class Order0:
+    """The order-0 tests of every pair outside ``keep``, computed once in one batch on
+    :func:`~constraints.citest_batch.compute_threads` threads and shared read-only by the memos."""
 
     def __init__(self, test, keep: np.ndarray, alpha: float):
         n = len(keep)
-        settings = TestSettings(test)
-        us, vs = np.nonzero(np.triu(~keep, 1))
-        p, stat, dof = evaluate(settings, us, vs, np.empty((len(us), 0), dtype=np.int64))
-        p0, a0 = np.zeros((n, n)), np.zeros((n, n))
-        p0[us, vs] = p
-        a0[us, vs] = a0[vs, us] = _associations(p, stat, dof, float(alpha))
+        self.settings = TestSettings(test)
+        self.keep = np.asarray(keep, dtype=np.bool_)
+        self.alpha = float(alpha)
+        us, vs = np.nonzero(np.triu(~self.keep, 1))
+        p, stat, dof = evaluate(self.settings, us, vs, np.empty((len(us), 0), dtype=np.int64))
+        self.p0, self.a0 = np.zeros((n, n)), np.zeros((n, n))
+        self.p0[us, vs] = p
+        self.a0[us, vs] = self.a0[vs, us] = _associations(p, stat, dof, self.alpha)
+
+
+class Tests(NamedTuple):
+    """What a memo asked, for the merge of several (:mod:`constraints.pmms_groups`): the order-0
+    pairs ``u * n + v``; the distinct tests by order; the keys and starts of those another range
+    of targets may also ask; per pair the first test with the largest p-value (``us``, ``vs``,
+    ``p``, ``sets``)."""
+
+    asked0: np.ndarray
+    counts: np.ndarray
+    shared: tuple[np.ndarray, np.ndarray]
+    records: tuple[np.ndarray, np.ndarray, np.ndarray, list]
+
+
+class Memo:
+    """The tests asked so far by one run over targets (order 0 from :class:`Order0`), their
+    counts and the pair records."""
+
+    def __init__(self, order0: Order0):
+        n = len(order0.keep)
         self.arrays = (
-            p0, a0, np.zeros((n, n), dtype=np.bool_),  # order 0: p, Assoc, asked
+            order0.p0, order0.a0, np.zeros((n, n), dtype=np.bool_),  # order 0: p, Assoc, asked
             np.empty((n, n)), np.full((n, n), -1, dtype=np.int64),  # Assoc(x; t | s) of target t
             Dict.empty(types.int64, types.int64), List.empty_list(types.int64),  # hash -> test; keys
             List.empty_list(types.int64), List.empty_list(types.float64), List.empty_list(types.float64),
             np.full((n, n), np.nan), np.full((n, n), -1, dtype=np.int64),  # record: p, test (-1: {})
             np.zeros(n + 1, dtype=np.int64),  # distinct tests by order
         )
-        self.context = (np.asarray(keep, dtype=np.bool_), float(alpha)) + settings.args()
+        self.context = (order0.keep, order0.alpha) + order0.settings.args()
 
     def parents_children(self, t: int, exact: bool, prune: bool, max_order: int | None) -> np.ndarray:
-        """PMMPC(T) (``exact=False``) or MMPC(T) of target ``t``."""
+        """PMMPC(T) (``exact=False``) or MMPC(T) of target ``t`` (the GIL released)."""
         return _parents_children(t, exact, prune, -1 if max_order is None else int(max_order),
                                  self.arrays, self.context)
 
-    def log_into(self, log) -> None:
-        """Log the counts and records into a :class:`~constraints.restriction.PairLog` that holds
-        no tests yet."""
-        _, _, _, _, _, _, keys, starts, _, _, best_p, best_e, counts = self.arrays
+    def tests(self, lo: int, hi: int) -> Tests:
+        """The :class:`Tests` of a run over the targets ``lo..hi-1``."""
+        _, _, asked0, _, _, _, keys, starts, _, _, best_p, best_e, counts = self.arrays
         us, vs = np.nonzero(~np.isnan(best_p))
         where = np.zeros(best_p.shape, dtype=np.int64)
         where[us, vs] = np.arange(len(us))
@@ -369,4 +443,5 @@ class Memo:
         su, sv, padded = _best_sets(best_e, starts, keys)
         for i, S in zip(where[su, sv].tolist(), padded.tolist()):
             sets[i] = tuple(s for s in S if s >= 0)
-        log.record_batch(us, vs, {k: int(c) for k, c in enumerate(counts) if c}, best_p[us, vs], sets)
+        return Tests(np.flatnonzero(asked0), counts.copy(), _shared_tests(keys, starts, lo, hi),
+                     (us, vs, best_p[us, vs], sets))

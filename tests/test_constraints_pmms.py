@@ -199,8 +199,9 @@ def test_compiled_targets_on_the_figure1_counterexample():
 
 
 def test_compiled_targets_stop_at_the_deadline_between_targets():
-    """The compiled path checks the deadline before each target: stopped at the k-th check, the
-    first k - 1 targets are finished and the skeleton is a superset of the full run's."""
+    """The compiled path checks the deadline before the order-0 batch and before each target:
+    stopped at the k-th check, the first k - 2 targets are finished and the skeleton is a
+    superset of the full run's."""
     from itertools import count
 
     from hybridbn.deadline import Deadline
@@ -217,7 +218,120 @@ def test_compiled_targets_stop_at_the_deadline_between_targets():
             cut = learner(CITest(ds.data, ds.arities), n, max_order=2, deadline=at_kth_check)
             assert cut.status == "timeout" and (cut.allowed >= full.allowed).all()
             assert (cut.allowed <= previous).all() and cut.n_tests <= full.n_tests
-            assert (cut.allowed | np.eye(n, dtype=bool))[k - 1:, k - 1:].all()  # unfinished targets
+            first = max(k - 2, 0)  # the first target not finished
+            assert (cut.allowed | np.eye(n, dtype=bool))[first:, first:].all()
+            assert not (k > 2 and cut.allowed[first - 1, first:].all())  # the target before is finished
             previous = cut.allowed
             strictly_between += cut.n_allowed < n * (n - 1) // 2 and not np.array_equal(cut.allowed, full.allowed)
         assert strictly_between > 0
+
+
+def _insurance_keep(n):
+    keep = np.zeros((n, n), dtype=bool)
+    keep[0, 5] = keep[5, 0] = keep[3, 20] = keep[20, 3] = True
+    return keep
+
+
+@pytest.mark.parametrize("name,rows", [("asia", 1000), ("child", 500), ("insurance", 1000), ("alarm", 2000)])
+@pytest.mark.parametrize("statistic", ["g2", "x2"])
+def test_target_ranges_on_threads_and_an_executor_equal_the_single_run(name, rows, statistic):
+    """Targets split into ranges on 2 and 3 threads (uneven ranges) and as 5 tasks of an
+    executor give the single run's skeleton, records and counts, with required pairs."""
+    from pipeline.executors import LocalExecutor
+
+    net = load_network(name)
+    ds = forward_sample(net, rows, seed=3)
+    keep = _insurance_keep(net.n_vars) if net.n_vars > 20 else None
+    for learner in (pmms, mmpc):
+        def run(**kwargs):
+            return learner(CITest(ds.data, ds.arities, statistic=statistic), net.n_vars, max_order=2, keep=keep,
+                           **kwargs)
+
+        whole = run()
+        for kwargs in ({"n_jobs": 2}, {"n_jobs": 3}, {"executor": LocalExecutor(1), "n_groups": 5}):
+            assert run(**kwargs).same_result(whole), (learner.__name__, kwargs)
+
+
+def test_target_ranges_on_a_process_pool_and_a_dask_cluster_equal_the_single_run():
+    from pipeline.executors import DaskExecutor, LocalExecutor
+
+    net = load_network("insurance")
+    ds = forward_sample(net, 1000, seed=2)
+    for learner in (pmms, mmpc):
+        def run(**kwargs):
+            return learner(CITest(ds.data, ds.arities, statistic="x2"), net.n_vars, max_order=2,
+                           keep=_insurance_keep(net.n_vars), **kwargs)
+
+        whole = run()
+        pool = LocalExecutor(2)
+        try:
+            assert run(executor=pool, n_groups=4).same_result(whole)
+        finally:
+            pool.close()
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        for learner in (pmms, mmpc):
+            whole = learner(CITest(ds.data, ds.arities), net.n_vars, max_order=2)
+            split = learner(CITest(ds.data, ds.arities), net.n_vars, max_order=2, executor=DaskExecutor(client),
+                            n_groups=3)
+            assert split.same_result(whole)
+
+
+def test_tests_two_ranges_share_are_counted_once():
+    """Ranges recompute the tests of the pairs across them: the counts merged on the keys equal
+    the single run's and lie below the ranges' sum; ``repeats`` against a set of tuples."""
+    from constraints.pmms_compiled import Order0, repeats
+    from constraints.pmms_groups import run_group
+
+    net = load_network("alarm")
+    ds = forward_sample(net, 2000, seed=4)
+    n = net.n_vars
+    order0 = Order0(CITest(ds.data, ds.arities), np.zeros((n, n), dtype=bool), 0.05)
+    halves = [run_group(order0, lo, hi, False, False, 2, None) for lo, hi in ((0, 20), (20, n))]
+    whole = pmms(CITest(ds.data, ds.arities), n, max_order=2)
+    summed = sum(g.tests.counts for g in halves)
+    assert summed[1] > whole.tests_by_order[1] and summed[2] > whole.tests_by_order[2]
+    assert pmms(CITest(ds.data, ds.arities), n, max_order=2, n_jobs=2).tests_by_order == whole.tests_by_order
+
+    rng = np.random.default_rng(0)
+    tests = [(int(u), int(u) + 1 + int(rng.integers(3)), tuple(sorted(rng.choice(9, k, replace=False) + 10)))
+             for u, k in zip(rng.integers(0, 3, 300), rng.integers(1, 3, 300))]
+    keys, starts = [], []
+    for u, v, S in tests:
+        starts.append(len(keys))
+        keys += [u, v, len(S), *S]
+    seen, expected = set(), np.zeros(4, dtype=np.int64)
+    for t in tests:
+        expected[len(t[2])] += t in seen
+        seen.add(t)
+    assert expected.sum() > 0
+    assert np.array_equal(repeats(np.array(keys, dtype=np.int64), np.array(starts, dtype=np.int64), 4), expected)
+
+
+def test_target_ranges_stop_at_the_deadline():
+    """Ranges run one after the other on an in-process executor see the checks in the single
+    run's order: the same cut result; on threads a cut result is a superset of the full run's."""
+    from itertools import count
+
+    from hybridbn.deadline import Deadline
+    from pipeline.executors import LocalExecutor
+
+    net = load_network("child")
+    ds = forward_sample(net, 1000, seed=1)
+    n = net.n_vars
+    for learner in (pmms, mmpc):
+        def run(**kwargs):
+            return learner(CITest(ds.data, ds.arities), n, max_order=2, **kwargs)
+
+        full = run()
+        assert run(n_jobs=2, deadline=Deadline(0.0)).n_tests == 0
+        for k in (2, 7, 13, 19):
+            def at_kth_check():
+                return Deadline(float(k), count(1).__next__)
+
+            alone = run(deadline=at_kth_check())
+            assert alone.status == "timeout"
+            assert run(executor=LocalExecutor(1), n_groups=3, deadline=at_kth_check()).same_result(alone)
+            cut = run(n_jobs=2, deadline=at_kth_check())
+            assert cut.status == "timeout" and (cut.allowed >= full.allowed).all() and cut.n_tests <= full.n_tests

@@ -75,3 +75,28 @@ def test_cli_run_scores_on_a_dask_scheduler(tmp_path, capsys):
     scores_line = [line for line in split_out.splitlines() if line.startswith("scores")][0]
     local_line = [line for line in local_out.splitlines() if line.startswith("scores")][0]
     assert scores_line[29:] == local_line[29:]
+
+
+@pytest.mark.parametrize("method", ["pmms", "mmpc"])
+def test_restrict_stage_splits_pmms_and_mmpc_targets_on_the_executor(method, tmp_path):
+    """The restrict stage hands the run's executor and groups to PMMS / MMPC (``--scheduler``,
+    grids): the same restriction as one process."""
+    from constraints.restriction import Restriction
+    from pipeline.learn import config_for, run_config
+
+    cfg, _ = config_for("insurance", {"rows": 800, "method": method, "max_order": 2})
+
+    def restriction(**split):
+        result = run_config(cfg, StageCache(tmp_path, enabled=False), stage="restrict", **split)
+        return Restriction.from_frame(result.artifacts["restrict"].frames["restriction"])
+
+    class Counting(LocalExecutor):
+        tasks = 0
+
+        def map_unordered(self, fn, arg_list):
+            self.tasks += len(arg_list)
+            return super().map_unordered(fn, arg_list)
+
+    executor = Counting(1)
+    assert restriction(score_executor=executor, score_groups=3).same_result(restriction())
+    assert executor.tasks == 3
