@@ -2,7 +2,8 @@
 
 PMMPC(T) and MMPC(T) (Brown, Tsamardinos & Aliferis 2005, Algorithm 1) of one target depend on
 no other target; the memo of :mod:`constraints.pmms_compiled` only saves asking a test twice.  So
-the targets are split into contiguous ranges, in target order, each run with its own
+the targets are split into contiguous ranges, in target order, of about equal expected cost
+(:func:`target_weights`), each run with its own
 :class:`~constraints.pmms_compiled.Memo` over one shared
 :class:`~constraints.pmms_compiled.Order0` (the order-0 batch, computed once), on ``n_jobs``
 threads (a compiled target releases the GIL) or as ``n_groups`` tasks of an executor
@@ -82,11 +83,21 @@ def run_group(order0: Order0, lo: int, hi: int, exact: bool, prune: bool, max_or
     return Group(lo, member, stopped, memo.tests(lo, hi))
 
 
-def ranges(n_vars: int, n_groups: int) -> list[tuple[int, int]]:
-    """``n_groups`` contiguous ranges of targets (at most one per target), sizes differing by one
-    at most."""
-    g = max(1, min(int(n_groups), n_vars))
-    return [(i * n_vars // g, (i + 1) * n_vars // g) for i in range(g)]
+def ranges(weights: np.ndarray, n_groups: int) -> list[tuple[int, int]]:
+    """At most ``n_groups`` non-empty contiguous ranges of targets, cut where the cumulated
+    ``weights`` (one per target, positive) cross multiples of their total over ``n_groups``."""
+    cum = np.cumsum(weights, dtype=float)
+    k = max(1, int(n_groups))
+    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, k) / k, side="right")
+    bounds = np.unique(np.concatenate([[0], cuts, [len(weights)]]))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def target_weights(order0: Order0) -> np.ndarray:
+    """A target's expected cost: 1 + the square of its candidates dependent at order 0 (the
+    forward phase asks each of them about sets drawn from a CPC that grows with their number;
+    on link and munin2 the correlation with the measured seconds is 0.74 and 0.77)."""
+    return 1.0 + (order0.a0 > 0).sum(axis=1) ** 2.0
 
 
 def run_groups(test, log: PairLog, alpha: float, exact: bool, prune: bool, max_order: int | None,
@@ -101,7 +112,7 @@ def run_groups(test, log: PairLog, alpha: float, exact: bool, prune: bool, max_o
     with compute_threads(n_jobs):
         order0 = Order0(test, log.keep, alpha)
     tasks = [(order0, lo, hi, exact, prune, max_order, deadline)
-             for lo, hi in ranges(n, thread_count(n_jobs) if executor is None else n_groups)]
+             for lo, hi in ranges(target_weights(order0), thread_count(n_jobs) if executor is None else n_groups)]
     if executor is None:
         with ThreadPoolExecutor(len(tasks)) as pool:
             futures = [pool.submit(run_group, *task, bar.update) for task in tasks]

@@ -335,3 +335,15 @@ def test_target_ranges_stop_at_the_deadline():
             assert run(executor=LocalExecutor(1), n_groups=3, deadline=at_kth_check()).same_result(alone)
             cut = run(n_jobs=2, deadline=at_kth_check())
             assert cut.status == "timeout" and (cut.allowed >= full.allowed).all() and cut.n_tests <= full.n_tests
+
+
+@pytest.mark.parametrize("n,groups", [(1, 3), (10, 3), (37, 4), (50, 50), (8, 20)])
+def test_ranges_cover_the_targets_in_order_with_balanced_weights(n, groups):
+    from constraints.pmms_groups import ranges
+
+    for weights in (np.ones(n), np.random.default_rng(n).integers(1, 100, n) ** 2.0):
+        cut = ranges(weights, groups)
+        assert cut[0][0] == 0 and cut[-1][1] == n and len(cut) <= groups
+        assert all(lo < hi for lo, hi in cut) and all(a[1] == b[0] for a, b in zip(cut, cut[1:]))
+        assert max(weights[lo:hi].sum() for lo, hi in cut) <= weights.sum() / groups + weights.max()
+    assert len(ranges(np.ones(n), groups)) == min(n, groups)
