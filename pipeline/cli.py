@@ -101,7 +101,8 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "-j", "--jobs", type=_positive_int, default=1,
-        help="parallel workers: scoring and PC test threads of one run, job processes of a grid (default 1)",
+        help="parallel workers: scoring and CI test threads (PC levels, PMMS/MMPC targets) of one run, job processes "
+             "of a grid (default 1)",
     )
     group.add_argument(
         "--quiet", action="store_true", help="no progress bars (also hidden when stderr is not a terminal)"
@@ -160,11 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--list-networks", action="store_true", help="list the benchmark networks and exit")
     dist = parser.add_argument_group("distributed scoring (large networks)")
-    dist.add_argument("--scheduler", metavar="ADDRESS", help="run the PC tests and score the children on this Dask scheduler")
+    dist.add_argument("--scheduler", metavar="ADDRESS",
+                      help="run the CI tests (PC, PMMS, MMPC) and score the children on this Dask scheduler")
     dist.add_argument(
         "--score-groups", type=_positive_int,
-        help="with --scheduler: number of scoring tasks, and of tasks per PC level "
-             "(default 4 per Dask worker thread)",
+        help="with --scheduler: number of scoring tasks, of tasks per PC level and of PMMS/MMPC target "
+             "ranges (default 4 per Dask worker thread)",
     )
     add_common_options(parser)
     return parser

@@ -186,9 +186,9 @@ def _deadline(limit: float | None) -> Deadline | None:
 def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False,
                    n_jobs: int = 1, executor=None, n_groups: int = 1, limit: float | None = None) -> Artifact:
     """Restriction: which edges the score stage may use (PC skeleton, PMMS, MMPC, cops, or the
-    sparse candidate parents of :mod:`scores.identification`); the candidate scores and the PC
-    tests are computed in ``n_jobs`` threads, or each PC level as ``n_groups`` tasks on
-    ``executor`` (same result).
+    sparse candidate parents of :mod:`scores.identification`); the candidate scores and the CI
+    tests are computed in ``n_jobs`` threads, or each PC level and the PMMS/MMPC targets as
+    ``n_groups`` tasks on ``executor`` (same result).
 
     For cops-and-robbers the tree decomposition it found (Talvitie & Parviainen, section 3.1)
     is kept in the metadata (``bags``, ``tree_edges``, ``treewidth``) for ``--within-bags``.
@@ -566,8 +566,8 @@ def run_stages(
 ) -> dict[str, Artifact]:
     """Run the stages in order up to and including ``upto``; returns the artifacts by stage.
 
-    ``n_jobs`` threads score the children and run the PC tests, or, with ``score_executor``
-    (e.g. a Dask cluster), ``score_groups`` tasks do (per PC level). ``frame``: the data as a
+    ``n_jobs`` threads score the children and run the CI tests, or, with ``score_executor``
+    (e.g. a Dask cluster), ``score_groups`` tasks do (per PC level; ranges of PMMS/MMPC targets). ``frame``: the data as a
     table (the Python API) instead of a network or a file. A score file (``cfg.scores``) skips
     data, restriction and evaluation.
     With ``cfg.budget`` the restriction, the scoring and the solver get the time limits of
