@@ -28,6 +28,7 @@ keep every candidate, while the finished targets of every range count.
 from __future__ import annotations
 
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, NamedTuple
 
@@ -43,12 +44,14 @@ logger = logging.getLogger(__name__)
 
 class Group(NamedTuple):
     """The targets ``lo..lo + len(member) - 1``: ``member[t - lo, x]``: ``x`` in PC(t) (every
-    variable for a target not finished), whether the deadline stopped them, their tests."""
+    variable for a target not finished), whether the deadline stopped them, their tests, the
+    CPU seconds of the thread that ran them."""
 
     lo: int
     member: np.ndarray
     stopped: bool
     tests: Tests
+    cpu: float
 
 
 def run_targets(parents_children: Callable, lo: int, hi: int, n_vars: int,
@@ -71,6 +74,7 @@ def run_group(order0: Order0, lo: int, hi: int, exact: bool, prune: bool, max_or
               deadline: Deadline | None, tick: Callable[[], object] | None = None) -> Group:
     """PMMPC (MMPC if ``exact``) of the targets ``lo..hi-1`` with a memo of their own; also the
     task of an executor (then without ``tick``)."""
+    cpu = time.thread_time()
     memo = Memo(order0)
 
     def parents_children(t):
@@ -80,7 +84,7 @@ def run_group(order0: Order0, lo: int, hi: int, exact: bool, prune: bool, max_or
     if stopped:
         logger.debug("targets %d-%d stopped by the deadline with %d not finished", lo, hi - 1,
                      int(member.all(axis=1).sum()))
-    return Group(lo, member, stopped, memo.tests(lo, hi))
+    return Group(lo, member, stopped, memo.tests(lo, hi), time.thread_time() - cpu)
 
 
 def ranges(weights: np.ndarray, n_groups: int) -> list[tuple[int, int]]:
@@ -109,8 +113,10 @@ def run_groups(test, log: PairLog, alpha: float, exact: bool, prune: bool, max_o
     n = log.n_vars
     if passed(deadline):
         return np.ones((n, n), dtype=bool), True
+    cpu = time.process_time()
     with compute_threads(n_jobs):
         order0 = Order0(test, log.keep, alpha)
+    logger.debug("order-0 batch: %.2f CPU s", time.process_time() - cpu)
     tasks = [(order0, lo, hi, exact, prune, max_order, deadline)
              for lo, hi in ranges(target_weights(order0), thread_count(n_jobs) if executor is None else n_groups)]
     if executor is None:
@@ -124,7 +130,13 @@ def run_groups(test, log: PairLog, alpha: float, exact: bool, prune: bool, max_o
                 raise exc
             groups[i] = group
             bar.update(len(group.member))
-    return merge(log, groups)
+    cpu = time.process_time()
+    merged = merge(log, groups)
+    logger.debug("%d target ranges: %s thread CPU s, %d tests of order >= 1 computed, %d distinct; merged in "
+                 "%.2f CPU s", len(groups), " + ".join(f"{g.cpu:.2f}" for g in groups),
+                 sum(g.tests.counts[1:].sum() for g in groups),
+                 sum(c for k, c in log.tests_by_order.items() if k), time.process_time() - cpu)
+    return merged
 
 
 def merge(log: PairLog, groups: list[Group]) -> tuple[np.ndarray, bool]:
