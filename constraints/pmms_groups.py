@@ -28,6 +28,7 @@ keep every candidate, while the finished targets of every range count.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, NamedTuple
@@ -71,14 +72,18 @@ def run_targets(parents_children: Callable, lo: int, hi: int, n_vars: int,
 
 
 def run_group(order0: Order0, lo: int, hi: int, exact: bool, prune: bool, max_order: int | None,
-              deadline: Deadline | None, tick: Callable[[], object] | None = None) -> Group:
-    """PMMPC (MMPC if ``exact``) of the targets ``lo..hi-1`` with a memo of their own; also the
-    task of an executor (then without ``tick``)."""
+              deadline: Deadline | None, tick: Callable[[], object] | None = None,
+              cancel: threading.Event | None = None) -> Group:
+    """PMMPC (MMPC if ``exact``) of the targets ``lo..hi-1`` with a memo of their own, stopped
+    as by the deadline once ``cancel`` is set; also the task of an executor (then without
+    ``tick`` and ``cancel``)."""
     cpu = time.thread_time()
     memo = Memo(order0)
 
     def parents_children(t):
-        return None if passed(deadline) else memo.parents_children(t, exact, prune, max_order)
+        if passed(deadline) or (cancel is not None and cancel.is_set()):
+            return None
+        return memo.parents_children(t, exact, prune, max_order)
 
     member, stopped = run_targets(parents_children, lo, hi, len(order0.keep), tick)
     if stopped:
@@ -120,9 +125,13 @@ def run_groups(test, log: PairLog, alpha: float, exact: bool, prune: bool, max_o
     tasks = [(order0, lo, hi, exact, prune, max_order, deadline)
              for lo, hi in ranges(target_weights(order0), thread_count(n_jobs) if executor is None else n_groups)]
     if executor is None:
+        cancel = threading.Event()  # set when this thread stops waiting (Ctrl-C): the ranges stop too
         with ThreadPoolExecutor(len(tasks)) as pool:
-            futures = [pool.submit(run_group, *task, bar.update) for task in tasks]
-            groups = [f.result() for f in futures]
+            futures = [pool.submit(run_group, *task, bar.update, cancel) for task in tasks]
+            try:
+                groups = [f.result() for f in futures]
+            finally:
+                cancel.set()
     else:
         groups = [None] * len(tasks)
         for i, group, exc in executor.map_unordered(run_group, tasks):
