@@ -44,11 +44,10 @@ logger = logging.getLogger(__name__)
 
 
 class Group(NamedTuple):
-    """The targets ``lo..lo + len(member) - 1``: ``member[t - lo, x]``: ``x`` in PC(t) (every
-    variable for a target not finished), whether the deadline stopped them, their tests, the
-    CPU seconds of the thread that ran them."""
+    """A range of targets ``lo..hi-1``: ``member[t - lo, x]``: ``x`` in PC(t) (every variable
+    for a target not finished), whether the deadline stopped them, their tests, the CPU seconds
+    of the thread that ran them."""
 
-    lo: int
     member: np.ndarray
     stopped: bool
     tests: Tests
@@ -89,7 +88,7 @@ def run_group(order0: Order0, lo: int, hi: int, exact: bool, prune: bool, max_or
     if stopped:
         logger.debug("targets %d-%d stopped by the deadline with %d not finished", lo, hi - 1,
                      int(member.all(axis=1).sum()))
-    return Group(lo, member, stopped, memo.tests(lo, hi), time.thread_time() - cpu)
+    return Group(member, stopped, memo.tests(lo, hi), time.thread_time() - cpu)
 
 
 def ranges(weights: np.ndarray, n_groups: int) -> list[tuple[int, int]]:
