@@ -7,10 +7,13 @@ to :class:`constraints.citests.CITest`.  The p-value is scipy's ``chdtrc`` calle
 code through its C entry point (``scipy.special.cython_special``), passed as a first-class
 function so that the kernels stay cacheable.
 
-Two entry points:
+Three entry points:
 
 * :func:`evaluate` — the p-values, statistics and dof of a batch of tests ``(x, y, S)``, all of
   one conditioning-set size, in parallel (``numba.prange``);
+* :func:`evaluate_given` — the tests of one node against many under one conditioning set,
+  whose strata are coded once, optionally in order up to the first test with ``p <= alpha``
+  (the cops' batches: ``constraints.cops.data_oracle``);
 * :func:`pc_level` — one level of PC-stable (Colombo & Maathuis 2014): every adjacent pair is a
   parallel task that walks its conditioning sets in PC's order, skips the sets the other side
   already tested, and stops at the first ``p > alpha``.
@@ -170,6 +173,61 @@ def evaluate(settings: TestSettings, xs, ys, sets) -> tuple[np.ndarray, np.ndarr
     xs = np.ascontiguousarray(xs, dtype=np.int64)
     sets = np.ascontiguousarray(np.asarray(sets, dtype=np.int64).reshape(len(xs), -1))
     return _evaluate_kernel(xs, np.ascontiguousarray(ys, dtype=np.int64), sets, *settings.args())
+
+
+def _evaluate_given(x, ys, S, alpha, stop, block, cols, arities, varies, pearson, adf, min_rows_per_df,
+                    dependent, chdtrc):
+    m, n = ys.shape[0], cols.shape[1]
+    p = np.empty(m)
+    stat = np.empty(m)
+    dof = np.empty(m)
+    large = max(_DENSE_CELLS, 4 * n)
+    key, q = _strata(cols, arities, S)  # S's strata as one_test numbers them, coded once
+    ranked, q_ranked = key, q
+    for i in range(m):
+        if q * arities[x] * arities[ys[i]] > large:
+            ranked, q_ranked = _ranks(key)
+            break
+    if not stop:
+        block = max(m, 1)
+    start = 0
+    while start < m:
+        end = min(start + block, m)
+        for i in prange(start, end):
+            u, v = min(x, ys[i]), max(x, ys[i])
+            ru, rv = arities[u], arities[v]
+            if q * ru * rv > large:
+                t, dof_adf = _stratified_statistic(cols[u], cols[v], ranked, q_ranked, ru, rv, pearson)
+            else:
+                t, dof_adf = _stratified_statistic(cols[u], cols[v], key, q, ru, rv, pearson)
+            p[i], stat[i], dof[i] = _p_value(t, dof_adf, ru, rv, S, arities, n, varies[u] and varies[v], adf,
+                                             min_rows_per_df, dependent, chdtrc)
+        if stop:
+            for i in range(start, end):
+                if not p[i] > alpha:
+                    return p, stat, dof, i + 1
+        start = end
+    return p, stat, dof, m
+
+
+_evaluate_given_kernel = ThreadedKernel(_evaluate_given)
+
+
+def evaluate_given(settings: TestSettings, x: int, ys, S, alpha: float | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, statistic, dof) arrays of the tests ``min(x, y) _||_ max(x, y) | S`` for the ``y`` of
+    ``ys`` (one sorted set ``S``, its strata coded once), as :func:`evaluate` gives them.
+
+    With ``alpha``: the tests in order up to the first that is not independent (``not p >
+    alpha``), the sequential test of a conjunction, that one last.  They run one per
+    :func:`compute_threads` thread at a time, so at most threads - 1 tests past it are computed
+    and none of those is returned."""
+    ys = np.ascontiguousarray(ys, dtype=np.int64)
+    S = np.ascontiguousarray(S, dtype=np.int64)
+    stop = alpha is not None
+    p, stat, dof, asked = _evaluate_given_kernel(int(x), ys, S, float(alpha) if stop else 0.0, stop,
+                                                 getattr(_threads, "n", 1), *settings.args())
+    return p[:asked], stat[:asked], dof[:asked]
 
 
 @njit(cache=True)

@@ -74,17 +74,20 @@ def run_mmpc(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, exe
                 deadline=deadline, n_jobs=n_jobs, executor=executor, n_groups=n_groups), {}
 
 
-def run_cops(test, n: int, settings, *, keep=None, deadline=None, **_parallel: Any):
-    """Cops-and-robbers (Talvitie & Parviainen); the tree decomposition it found goes into the
-    metadata (``bags``, ``tree_edges``, ``treewidth``) for ``--within-bags``.  The cops take a
-    time limit: ``--cops-time-limit`` or what is left before ``deadline``, whichever is shorter."""
+def run_cops(test, n: int, settings, *, keep=None, n_jobs=1, deadline=None, **_parallel: Any):
+    """Cops-and-robbers (Talvitie & Parviainen), each batch of tests compiled on ``n_jobs``
+    threads; the tree decomposition it found goes into the metadata (``bags``, ``tree_edges``,
+    ``treewidth``) for ``--within-bags``.  The cops take a time limit: ``--cops-time-limit`` or
+    what is left before ``deadline``, whichever is shorter."""
+    from constraints.citest_batch import compute_threads
     from constraints.cops import cops_restriction
 
     time_limit = settings.cops_time_limit
     if deadline is not None:  # a positive limit: a passed deadline stops them at their first check
         left = max(deadline.remaining(), 1e-6)
         time_limit = left if time_limit is None else min(time_limit, left)
-    restriction, found = cops_restriction(test, n, alpha=settings.alpha, time_limit=time_limit, keep=keep)
+    with compute_threads(n_jobs):
+        restriction, found = cops_restriction(test, n, alpha=settings.alpha, time_limit=time_limit, keep=keep)
     if found.status == "timeout":
         restriction = replace(restriction, status="timeout")
     td = found.tree_decomposition

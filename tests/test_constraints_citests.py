@@ -262,6 +262,42 @@ def test_compiled_batch_equals_one_test_at_a_time(statistic, df_adjust, min_rows
                 assert res.dof == di if res.dof < 2 ** 53 else math.isclose(res.dof, di, rel_tol=1e-12)
 
 
+@pytest.mark.parametrize("statistic", ["g2", "x2"])
+@pytest.mark.parametrize("df_adjust", ["adf", "none"])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_tests_given_one_set_equal_one_test_at_a_time(statistic, df_adjust, jobs):
+    """``evaluate_given`` (one node against many under one set, coded once) gives the tests'
+    bit-identical p-values, statistics and dof, ``x`` on either side of each pair, across the
+    dense and observed-strata paths; with ``alpha`` it returns the tests up to the first with
+    ``p <= alpha`` and none after it (the sequential answer of a conjunction)."""
+    from constraints.citest_batch import TestSettings, compute_threads, evaluate_given
+
+    net = load_network("insurance")
+    ds = forward_sample(net, 1500, seed=3)
+    wide = np.random.default_rng(0).integers(0, 255, (60, 14)).astype(np.uint8)
+    rng = np.random.default_rng(1)
+    stops = 0
+    for data, arities, max_order in [(ds.data, ds.arities, 4), (wide, np.full(14, 255), 3)]:
+        test = CITest(data, arities, statistic=statistic, df_adjust=df_adjust, min_rows_per_df=0)
+        settings = TestSettings(test)
+        n = data.shape[1]
+        for order in range(max_order + 1):
+            for _ in range(6):
+                v = rng.permutation(n)
+                x, S = int(v[0]), np.sort(v[1:1 + order])
+                ys = np.sort(v[1 + order:])
+                expected = [test(x, int(y), S.tolist()) for y in ys]
+                with compute_threads(jobs):
+                    p, stat, dof = evaluate_given(settings, x, ys, S)
+                    assert [(r.p_value, r.statistic, float(r.dof)) for r in expected] == list(zip(p, stat, dof))
+                    alpha = float(np.median(p))  # a cut that stops inside the batch
+                    first = next(i for i, r in enumerate(expected) if not r.p_value > alpha)
+                    p_seq, _, _ = evaluate_given(settings, x, ys, S, alpha)
+                    assert p_seq.tolist() == p[:first + 1].tolist()
+                    stops += first + 1 < len(ys)
+    assert stops > 0
+
+
 def test_zero_dof_of_a_deterministic_relation_cannot_decide():
     """z = x: given z, x takes one value per stratum, so x _||_ y | z has no degrees of freedom
     left; with the minimum-sample rule on the test cannot decide (dependent by default,

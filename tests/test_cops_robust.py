@@ -1,6 +1,7 @@
 """Cops-and-robbers learner: bad input, limits, erroneous oracles and statistical tests."""
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ from helpers import hashed_oracle
 
 from bayesnet.catalog import load_network
 from bayesnet.sampling import forward_sample
+from constraints.citest_batch import compute_threads
 from constraints.citests import CITest
 from constraints.cops import (
     MAX_VARS,
@@ -18,7 +20,10 @@ from constraints.cops import (
     independence_oracle,
     learn_cops,
 )
+from constraints.cops.data_oracle import DataIndependence
 from constraints.cops.oracle import CountingOracle, OracleTimeout
+from constraints.methods import run_cops
+from constraints.restriction import PairLog
 from constraints.cops.solver import ComponentSearch, find_components, learn_decomposition
 from graphs.dsep import DSeparation
 from graphs.metrics import shd
@@ -120,10 +125,85 @@ def test_statistical_learner_recovers_sachs_with_enough_data():
     res = learn_cops(data, net.arities, alpha=0.05)
     assert res.status == "ok" and res.k == 3
     assert shd(res.cpdag, dag_to_cpdag(net.adjacency)) <= 2
+    slow = learn_cops(data, net.arities, alpha=0.05, batched=False)  # one test call at a time
+    assert np.array_equal(slow.cpdag, res.cpdag) and slow.tests_by_order == res.tests_by_order
+    assert slow.separating_sets == res.separating_sets
     # same as wiring the reference test by hand
     test = CITest(data, net.arities, statistic="x2", df_adjust="none", min_rows_per_df=0)
     again = cops_and_robbers(independence_oracle(test, 0.05), net.n_vars)
     assert np.array_equal(again.cpdag, res.cpdag) and again.tests_by_order == res.tests_by_order
+
+
+def _sample(name, rows, n_vars):
+    """The first ``n_vars`` columns of a sample of a network (fast cops runs of width 2-4)."""
+    net = load_network(name)
+    return forward_sample(net, rows, seed=1).data[:, :n_vars], np.asarray(net.arities)[:n_vars]
+
+
+def _keep_pairs(n, seed):
+    """A few random pairs to keep adjacent (symmetric)."""
+    rng = np.random.default_rng(seed)
+    keep = np.zeros((n, n), dtype=bool)
+    for a, b in rng.choice(n, (3, 2)):
+        if a != b:
+            keep[a, b] = keep[b, a] = True
+    return keep
+
+
+@pytest.mark.parametrize("name,rows,n_vars", [("asia", 1000, 8), ("child", 500, 14), ("insurance", 1000, 14),
+                                              ("alarm", 1000, 16)])
+@pytest.mark.parametrize("statistic", ["g2", "x2"])
+@pytest.mark.parametrize("df_adjust", ["adf", "none"])
+def test_batched_cops_restriction_equals_the_per_test_one(name, rows, n_vars, statistic, df_adjust):
+    """Compiled batches (one and two threads) give the per-test run's skeleton, records (largest
+    p-value and its set per pair), test counts by order and decomposition, with and without
+    ``keep`` pairs; the pipeline's ``run_cops`` on two threads too."""
+    data, arities = _sample(name, rows, n_vars)
+    for keep in (None, _keep_pairs(n_vars, rows)):
+        def run(batched, jobs=1):
+            with compute_threads(jobs):
+                return cops_restriction(CITest(data, arities, statistic=statistic, df_adjust=df_adjust),
+                                        n_vars, alpha=0.05, keep=keep, batched=batched)
+
+        slow, found = run(False)
+        assert found.status == "ok" and slow.n_tests > 0
+        for fast, fast_found in (run(True), run(True, 2)):
+            assert fast.same_result(slow)
+            assert fast_found.tests_by_order == found.tests_by_order and fast_found.k == found.k
+            assert fast_found.tree_decomposition == found.tree_decomposition
+            assert fast_found.separating_sets == found.separating_sets
+        settings = SimpleNamespace(alpha=0.05, cops_time_limit=None)
+        piped, meta = run_cops(CITest(data, arities, statistic=statistic, df_adjust=df_adjust), n_vars,
+                               settings, keep=keep, n_jobs=2)
+        assert piped.same_result(slow) and meta["treewidth"] == found.k
+
+
+def test_batched_pruning_leaves_no_trace_of_the_tests_past_the_first_dependent_one():
+    """all_independent stops at the first dependent node: the tests the batch computed past it
+    (ahead of the sequential answer) neither count nor reach the pair records."""
+    data, arities = _sample("alarm", 1000, 16)
+    test = CITest(data, arities)
+    x, cond = 0, 0b110
+    p = {y: test(x, y, (1, 2)).p_value for y in range(3, 16)}
+    first = next(y for y in range(3, 16) if p[y] <= 0.05)
+    assert first < 15
+    log = PairLog(test.unmemoised, 16, distinct=True)
+    oracle = CountingOracle(DataIndependence(test, 0.05, log), n_vars=16)
+    with compute_threads(2):
+        assert not oracle.all_independent(x, (1 << 16) - (1 << 3), cond)
+    assert oracle.tests_by_order == [0, 0, first - 2] and log.tests_by_order == {2: first - 2}
+    assert [log.best_p[x, y] for y in range(3, first + 1)] == [p[y] for y in range(3, first + 1)]
+    assert np.isnan(log.best_p[x, first + 1:16]).all()
+
+
+def test_batched_cops_stopped_by_its_time_limit_allows_a_superset():
+    data, arities = _sample("alarm", 1000, 16)
+    done, _ = cops_restriction(CITest(data, arities), 16, alpha=0.05)
+    for batched in (True, False):
+        stopped, found = cops_restriction(CITest(data, arities), 16, alpha=0.05, time_limit=1e-6,
+                                          batched=batched)
+        assert found.status == "timeout" and stopped.n_tests > 0
+        assert (stopped.allowed >= done.allowed).all() and stopped.n_allowed > done.n_allowed
 
 
 def test_cops_restriction_keeps_one_memo_of_the_tests():

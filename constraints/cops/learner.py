@@ -25,6 +25,7 @@ import numpy as np
 
 from graphs.bitsets import bits, to_mask, to_tuple
 from constraints.citests import CITest
+from constraints.cops.data_oracle import DataIndependence
 from constraints.cops.engine import EngineSolver
 from constraints.cops.exact_oracle import MAX_PASSES, ExactCountingOracle
 from constraints.cops.node_words import MAX_ENGINE_VARS
@@ -93,13 +94,17 @@ def independence_oracle(test: Callable, alpha: float = 0.05) -> IndepFn:
 
     ``test`` follows the ``constraints.citests`` interface (``CITest`` or ``DSeparationOracle``).
     """
-    if not 0.0 < alpha < 1.0:
-        raise CopsInputError(f"alpha must lie in (0, 1), got {alpha}")
+    _check_alpha(alpha)
 
     def indep(x: int, y: int, cond: tuple[int, ...]) -> bool:
         return test(x, y, cond).p_value > alpha
 
     return indep
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 < alpha < 1.0:
+        raise CopsInputError(f"alpha must lie in (0, 1), got {alpha}")
 
 
 def cops_and_robbers(
@@ -280,26 +285,29 @@ def learn_cops(
     min_rows_per_df: float = 0,
     max_k: int | None = None,
     time_limit: float | None = None,
+    batched: bool = True,
 ) -> CopsResult:
     """Cops-and-robbers on data with a statistical CI test (section 4.2).
 
     The defaults are the reference implementation's test: Pearson X2 with the nominal degrees
     of freedom ``(r_a - 1)(r_b - 1) prod r_x`` and no minimum-sample rule, independent iff
     p > ``alpha`` (``constraints.citests.CITest``).  The time limit is checked every 10 oracle
-    calls, as in the reference implementation with data.  The run's ``CountingOracle`` asks each
-    distinct test once, so the test is asked without its own memo (``CITest.unmemoised``).
+    calls, as in the reference implementation with data (a batch counts as a whole).  The run's
+    ``CountingOracle`` asks each distinct test once; ``batched`` asks each of its batches in one
+    compiled call (:class:`~constraints.cops.data_oracle.DataIndependence`, on
+    ``constraints.citest_batch.compute_threads`` threads), else one ``CITest.unmemoised`` call
+    per test (same tests, counts and result).
     """
     test = CITest(data, arities, statistic=statistic, df_adjust=df_adjust,
                   min_rows_per_df=min_rows_per_df)
-    return cops_and_robbers(
-        independence_oracle(test.unmemoised, alpha), test.n_vars,
-        max_k=max_k, time_limit=time_limit, check_every=10,
-    )
+    _check_alpha(alpha)
+    indep = DataIndependence(test, alpha) if batched else independence_oracle(test.unmemoised, alpha)
+    return cops_and_robbers(indep, test.n_vars, max_k=max_k, time_limit=time_limit, check_every=10)
 
 
 def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
-                     time_limit: float | None = None,
-                     keep: np.ndarray | None = None) -> tuple[Restriction, CopsResult]:
+                     time_limit: float | None = None, keep: np.ndarray | None = None,
+                     batched: bool = True) -> tuple[Restriction, CopsResult]:
     """Cops-and-robbers as the restriction stage: forbidden = not adjacent in the learned skeleton.
 
     ``test`` is a ``constraints.citests`` test (``CITest``, ``DSeparationOracle``), asked through
@@ -310,10 +318,17 @@ def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
     stopped by ``time_limit`` after phase 1 restricts to the bag supergraph (a supergraph of the
     moral graph, so no true edge is forbidden); stopped earlier, it forbids nothing.  The pairs
     of ``keep`` are answered "dependent" without a test (:class:`~constraints.restriction.PairLog`).
+    With ``batched`` a ``CITest`` is asked one compiled call per batch of the oracle
+    (:class:`~constraints.cops.data_oracle.DataIndependence`, on
+    ``constraints.citest_batch.compute_threads`` threads; same tests, records and result).
     """
     log = PairLog(test.unmemoised, n_vars, keep, distinct=True)
     start = time.monotonic()
-    result = cops_and_robbers(lambda x, y, S: log(x, y, S) > alpha, n_vars, time_limit=time_limit)
+    if batched and isinstance(test, CITest):
+        indep = DataIndependence(test, alpha, log)
+    else:
+        indep = lambda x, y, S: log(x, y, S) > alpha  # noqa: E731 - the per-test path
+    result = cops_and_robbers(indep, n_vars, time_limit=time_limit)
     if result.skeleton is not None:
         allowed = result.skeleton
     elif result.tree_decomposition is not None:

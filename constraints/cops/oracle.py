@@ -9,10 +9,11 @@ The wall clock is checked every ``check_every`` calls (cached calls included); p
 
 The underlying test is either a plain ``indep(x, y, S) -> bool`` with ``S`` a sorted tuple, or
 a :class:`BitsetIndependence` (e.g. ``graphs.dsep.DSeparation``) that takes the conditioning set
-as a bit set and can answer all queries of one node against a set of nodes in one pass.  The
-batch methods :meth:`CountingOracle.dependents` and :meth:`CountingOracle.all_independent`
-count every pair exactly as the same sequence of single calls would, so counts do not depend
-on which kind of test is used.
+as a bit set and can answer all queries of one node against a set of nodes in one pass (a
+:class:`StoppingIndependence` also up to the first dependent node only, as a sequence of single
+calls would).  The batch methods :meth:`CountingOracle.dependents` and
+:meth:`CountingOracle.all_independent` count every pair exactly as the same sequence of single
+calls would, so counts do not depend on which kind of test is used.
 """
 
 from __future__ import annotations
@@ -39,6 +40,16 @@ class BitsetIndependence(Protocol):
 
     def connected_bits(self, x: int, targets: int, cond: int) -> int:
         """The nodes of ``targets`` dependent on ``x`` given ``cond`` (all three disjoint)."""
+
+
+@runtime_checkable
+class StoppingIndependence(BitsetIndependence, Protocol):
+    """A :class:`BitsetIndependence` that can stop at the first dependent node, for a test whose
+    every answer leaves a trace (``constraints.cops.data_oracle``: the p-values are recorded)."""
+
+    def first_connected(self, x: int, targets: int, cond: int) -> int:
+        """The lowest node of ``targets`` dependent on ``x`` given ``cond`` as a one-bit set (0:
+        none); the targets above it are not asked."""
 
 
 class OracleTimeout(HybridBNError):
@@ -96,6 +107,7 @@ class CountingOracle:
         # a plain indep() is asked one pair at a time, so all_independent() must not batch it
         self._batch = isinstance(indep, BitsetIndependence)
         self._test = indep if self._batch else _TupleIndependence(indep)
+        self._first = indep.first_connected if isinstance(indep, StoppingIndependence) else self._first_of_all
         self._n = DEFAULT_N_VARS if n_vars is None else int(n_vars)
         self._all = (1 << self._n) - 1
         self._memo: dict[int, list[int]] = {}
@@ -117,6 +129,12 @@ class CountingOracle:
                 self._calls // self._check_every != before // self._check_every):
             if time.monotonic() > self._deadline:
                 raise OracleTimeout(f"time limit reached after {self._calls} oracle calls")
+
+    def _first_of_all(self, x: int, targets: int, cond: int) -> int:
+        """:meth:`StoppingIndependence.first_connected` from ``connected_bits``, which answers
+        the targets above the first dependent one too (they are neither stored nor counted)."""
+        connected = self._test.connected_bits(x, targets, cond)
+        return connected & -connected
 
     def _rows(self, x: int, ys: int, cond: int) -> list[int]:
         """The memo rows of ``cond`` (created empty); checks that ``x`` and ``ys`` are node indices."""
@@ -193,8 +211,8 @@ class CountingOracle:
         """``all(self(x, y, cond) for y in ys)`` in increasing order, stopping at the first dependent ``y``.
 
         Only the queries made are counted.  With a :class:`BitsetIndependence` the new ones are
-        answered by one ``connected_bits``; a plain ``indep`` is asked one pair at a time.
-        ``x`` must not be in ``ys`` or ``cond``.
+        answered by one ``first_connected`` (:class:`StoppingIndependence`) or ``connected_bits``;
+        a plain ``indep`` is asked one pair at a time.  ``x`` must not be in ``ys`` or ``cond``.
         """
         rows = self._rows(x, ys, cond)
         new, dependent = self._lookup(rows, x, ys)
@@ -208,12 +226,11 @@ class CountingOracle:
             return True
         if new:  # the answers of the new pairs below the first known dependent one
             asked = new & (dependent & -dependent) - 1 if dependent else new
-            connected = self._test.connected_bits(x, asked, cond)
-            if connected:  # stop at the first new dependent pair if it comes first
-                asked &= ((connected & -connected) << 1) - 1
-                connected &= asked
-            self._store(rows, x, asked, connected, cond)
-            dependent |= connected
+            first = self._first(x, asked, cond)
+            if first:  # stop at the first new dependent pair if it comes first
+                asked &= (first << 1) - 1
+            self._store(rows, x, asked, first, cond)
+            dependent |= first
         # the queries made: every y up to the first dependent one (all of ys if none is)
         first = dependent & -dependent
         self._tick((ys & (first << 1) - 1 if first else ys).bit_count())
