@@ -11,12 +11,13 @@ PC's own loop adds more).  Each peer runs in a subprocess killed after
     .venv/bin/python bench/pc_scale.py                                 # andes, link, munin2, munin
     .venv/bin/python bench/pc_scale.py --networks andes link --jobs 2 --peer-limit 120
 
-``--methods pmms mmpc`` runs PMMS and MMPC (compiled per target) on the same data; with
-``--per-test`` their per-test path (``batched=False``) runs too: its CPU seconds and their ratio
-to ours go in the per-test and ratio columns, and the two results are checked identical
-(skeleton, records, counts).
+``--methods pmms mmpc cops`` runs PMMS and MMPC (compiled per target) and cops-and-robbers
+(compiled batches, no order limit) on the same data; with ``--per-test`` their per-test path
+(``batched=False``) runs too: its CPU seconds and their ratio to ours go in the per-test and
+ratio columns, and the two results are checked identical (skeleton, records, counts).
 
     .venv/bin/python bench/pc_scale.py --networks andes link --methods pmms mmpc --per-test --no-peers
+    .venv/bin/python bench/pc_scale.py --networks alarm --methods cops --test g2 --per-test --no-peers
 """
 
 from __future__ import annotations
@@ -35,12 +36,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bayesnet.catalog import load_network  # noqa: E402
 from bayesnet.sampling import forward_sample  # noqa: E402
+from constraints.citest_batch import compute_threads  # noqa: E402
 from constraints.citests import CITest  # noqa: E402
+from constraints.cops import cops_restriction  # noqa: E402
 from constraints.pc import pc_skeleton  # noqa: E402
 from constraints.pmms import mmpc, pmms  # noqa: E402
 
+
+def cops(test, n_vars, *, alpha=0.05, max_order=None, n_jobs=1, batched=True):
+    """The cops-and-robbers restriction on ``n_jobs`` threads (``max_order`` ignored: the cops
+    find their own)."""
+    with compute_threads(n_jobs):
+        return cops_restriction(test, n_vars, alpha=alpha, batched=batched)[0]
+
+
 TARGET_CPU = {"andes": 1.5, "link": 20.0, "munin2": 60.0, "munin": 60.0}
-LEARNERS = {"pc": pc_skeleton, "pmms": pmms, "mmpc": mmpc}
+LEARNERS = {"pc": pc_skeleton, "pmms": pmms, "mmpc": mmpc, "cops": cops}
 
 PEER_CODE = {
     "causal-learn": """
@@ -77,15 +88,15 @@ def peer_seconds(name: str, data_file: str, alpha: float, order: int, limit: flo
 
 def timed(method, data, arities, args, **kwargs):
     """(restriction, CPU s, wall s) of one learner on a fresh test."""
-    test = CITest(data, arities, statistic="x2")
+    test = CITest(data, arities, statistic=args.test)
     c0, w0 = time.process_time(), time.perf_counter()
     r = LEARNERS[method](test, data.shape[1], alpha=args.alpha, max_order=args.max_order, **kwargs)
     return r, time.process_time() - c0, time.perf_counter() - w0
 
 
-def per_test_order0(data, arities, n_pairs):
+def per_test_order0(data, arities, n_pairs, statistic):
     """Microseconds per test of the per-test path on the first ``n_pairs`` order-0 pairs."""
-    test = CITest(data, arities, statistic="x2")
+    test = CITest(data, arities, statistic=statistic)
     u, v = np.triu_indices(data.shape[1], 1)
     c0 = time.process_time()
     for a, b in zip(u[:n_pairs].tolist(), v[:n_pairs].tolist()):
@@ -98,17 +109,18 @@ def main(argv=None):
     ap.add_argument("--networks", nargs="+", default=["andes", "link", "munin2", "munin"])
     ap.add_argument("--methods", nargs="+", choices=sorted(LEARNERS), default=["pc"])
     ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--test", choices=["x2", "g2"], default="x2")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--max-order", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--sample-pairs", type=int, default=5000,
                     help="order-0 pairs timed on the per-test path for PC's same-run ratio")
     ap.add_argument("--per-test", action="store_true",
-                    help="also run PMMS and MMPC one test call at a time (same-run CPU and ratio)")
+                    help="also run PMMS, MMPC and cops one test call at a time (same-run CPU and ratio)")
     ap.add_argument("--peer-limit", type=float, default=60.0)
     ap.add_argument("--no-peers", action="store_true")
     args = ap.parse_args(argv)
-    print(f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rows={args.rows} x2 alpha={args.alpha} "
+    print(f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} rows={args.rows} {args.test} alpha={args.alpha} "
           f"max_order={args.max_order} jobs={args.jobs} (CPU s on a shared machine)")
     warm = np.random.default_rng(0).integers(0, 2, (50, 4))
     for method in args.methods:  # compile/load kernels
@@ -125,7 +137,7 @@ def main(argv=None):
             ours = cpu / r.n_tests * 1e6
             if method == "pc":  # the per-test path's us per test on a sample of order-0 pairs
                 target = TARGET_CPU.get(name, float("nan"))
-                other = per_test_order0(data, arities, args.sample_pairs)
+                other = per_test_order0(data, arities, args.sample_pairs, args.test)
                 ratio, per_test = other / ours, f"{other:.1f} us"
             elif args.per_test:  # the whole per-test run's CPU seconds
                 target = float("nan")
