@@ -171,7 +171,8 @@ def evaluate(settings: TestSettings, xs, ys, sets) -> tuple[np.ndarray, np.ndarr
     """(p, statistic, dof) arrays of the tests ``xs[i] _||_ ys[i] | sets[i]`` (``xs < ys``;
     ``sets`` an (m, order) integer array of sorted sets), on :func:`compute_threads` threads."""
     xs = np.ascontiguousarray(xs, dtype=np.int64)
-    sets = np.ascontiguousarray(np.asarray(sets, dtype=np.int64).reshape(len(xs), -1))
+    sets = np.asarray(sets, dtype=np.int64)
+    sets = np.ascontiguousarray(sets.reshape(len(xs), sets.size // len(xs) if len(xs) else 0))  # an empty batch too
     return _evaluate_kernel(xs, np.ascontiguousarray(ys, dtype=np.int64), sets, *settings.args())
 
 

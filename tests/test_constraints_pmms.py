@@ -347,3 +347,18 @@ def test_ranges_cover_the_targets_in_order_with_balanced_weights(n, groups):
         assert all(lo < hi for lo, hi in cut) and all(a[1] == b[0] for a, b in zip(cut, cut[1:]))
         assert max(weights[lo:hi].sum() for lo, hi in cut) <= weights.sum() / groups + weights.max()
     assert len(ranges(np.ones(n), groups)) == min(n, groups)
+
+
+@pytest.mark.parametrize("learner", [pmms, mmpc])
+@pytest.mark.parametrize("batched", [True, False])
+def test_one_and_two_variables(learner, batched):
+    """A single variable has nothing to test; two copies of one column stay adjacent and two
+    independent columns do not (same on the compiled and the per-test path)."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 400)
+    one = learner(CITest(a[:, None], np.array([2])), 1, batched=batched)
+    assert one.allowed.shape == (1, 1) and not one.allowed.any()
+    copies = learner(CITest(np.c_[a, a], np.array([2, 2])), 2, batched=batched)
+    assert copies.allowed[0, 1] and copies.allowed[1, 0]
+    apart = learner(CITest(np.c_[a, rng.integers(0, 2, 400)], np.array([2, 2])), 2, batched=batched)
+    assert not apart.allowed.any()
