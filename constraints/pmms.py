@@ -18,10 +18,10 @@ footnote's non-polynomial reference, MMHC's skeleton phase); it is computed incr
 Association: the paper uses ``Assoc = -p`` and requires ``Assoc = 0`` on independence
 (``p > alpha``).  We use ``-log p`` for ``p <= alpha`` and 0 otherwise: the same order as
 ``-p`` among dependent outcomes, 0 the strict minimum, and no ties when ``p`` underflows to 0
-(``log p`` then comes from the tail expansion of the chi-square survival function).  A ``p = 0`` that is not an underflow
-(the minimum-sample rule's "dependent", or an oracle's dependence) counts as infinite
-association, so an untrusted test never lowers a minimum.  Ties are broken towards the smaller
-variable index.
+(``log p`` then comes from the tail expansion of the chi-square survival function).  A ``p = 0``
+that is not an underflow (the minimum-sample rule's "dependent", or an oracle's dependence)
+counts as infinite association, so an untrusted test never lowers a minimum.  Ties are broken
+towards the smaller variable index.
 
 Options: ``symmetric=True`` keeps an edge only if ``X in PC(T)`` and ``T in PC(X)`` (the paper's
 footnote 2), otherwise either suffices; ``prune=True`` drops a candidate from the forward phase

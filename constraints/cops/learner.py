@@ -324,10 +324,12 @@ def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
     """
     log = PairLog(test.unmemoised, n_vars, keep, distinct=True)
     start = time.monotonic()
-    if batched and isinstance(test, CITest):
-        indep = DataIndependence(test, alpha, log)
-    else:
-        indep = lambda x, y, S: log(x, y, S) > alpha  # noqa: E731 - the per-test path
+
+    def indep_per_test(x: int, y: int, S: tuple[int, ...]) -> bool:
+        return log(x, y, S) > alpha
+
+    batched = batched and isinstance(test, CITest)
+    indep = DataIndependence(test, alpha, log) if batched else indep_per_test
     result = cops_and_robbers(indep, n_vars, time_limit=time_limit)
     if result.skeleton is not None:
         allowed = result.skeleton
@@ -342,4 +344,3 @@ def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
     restriction = log.build(allowed, time.monotonic() - start, "cops",
                             {"alpha": alpha, "time_limit": time_limit})
     return restriction, result
-
