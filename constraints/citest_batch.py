@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
+import types
 from contextlib import contextmanager
 
 import numba
@@ -72,14 +73,28 @@ def compute_threads(n_jobs: int):
 
 class ThreadedKernel:
     """One kernel source compiled twice, with threads over its ``prange`` and on one thread (a
-    worker's task, ``-j 1``); a call runs the one that :func:`compute_threads` asks for."""
+    worker's task, ``-j 1``); a call runs the one that :func:`compute_threads` asks for.
+
+    numba's cache knows a kernel by its qualified name, signature and bytecode, not by
+    ``parallel``: compiled from one function, the two would share one cache entry, so that
+    whichever was compiled first served both (a threaded PC level ran on one thread). Each is
+    therefore compiled from a copy of ``source`` under a name of its own."""
 
     def __init__(self, source):
-        self.threads = njit(cache=True, parallel=True)(source)
-        self.serial = njit(cache=True)(source)
+        self.threads = njit(cache=True, parallel=True)(_renamed(source, "threads"))
+        self.serial = njit(cache=True)(_renamed(source, "serial"))
 
     def __call__(self, *args):
         return (self.threads if getattr(_threads, "n", 1) > 1 else self.serial)(*args)
+
+
+def _renamed(source, suffix: str):
+    """A copy of the function ``source`` whose qualified name ends in ``__suffix``."""
+    copy = types.FunctionType(source.__code__, source.__globals__, f"{source.__name__}__{suffix}",
+                              source.__defaults__, source.__closure__)
+    copy.__qualname__ = f"{source.__qualname__}__{suffix}"
+    copy.__module__ = source.__module__
+    return copy
 
 
 class TestSettings:

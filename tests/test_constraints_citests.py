@@ -314,3 +314,16 @@ def test_zero_dof_of_a_deterministic_relation_cannot_decide():
     assert CITest(data, arities, insufficient="independent")(0, 1, [2]).p_value == 1.0
     assert CITest(data, arities, min_rows_per_df=0)(0, 1, [2]).p_value == 1.0
     assert CITest(data, arities)(0, 3, [2]).p_value == 1.0 and CITest(data, arities)(3, 1, [0]).p_value == 1.0
+
+
+def test_threaded_kernels_keep_their_own_cache_entries():
+    """numba's cache does not tell a ``parallel`` compilation from a serial one of the same
+    function: each variant of a ``ThreadedKernel`` must have its own cache index, else the one
+    compiled first serves both (the threaded PC levels ran on one thread)."""
+    from constraints import citest_batch
+
+    kernels = [k for k in vars(citest_batch).values() if isinstance(k, citest_batch.ThreadedKernel)]
+    assert len(kernels) >= 3
+    for kernel in kernels:
+        assert kernel.threads.targetoptions.get("parallel") and not kernel.serial.targetoptions.get("parallel")
+        assert kernel.threads._cache._cache_file._index_name != kernel.serial._cache._cache_file._index_name
