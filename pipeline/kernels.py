@@ -63,38 +63,56 @@ def stamp_key() -> str:
     return f"{sys.version.split()[0]}|numba {version('numba')}|{ROOT}"
 
 
-def kernel_set(cfg: RunConfig) -> str:
-    """The options that decide which kernels a run compiles."""
-    return "/".join(str(x) for x in (cfg.method, cfg.test, cfg.score, cfg.solver, cfg.treewidth is not None))
+def kernel_set(cfg: RunConfig, threaded: bool = False) -> str:
+    """The options that decide which kernels a run compiles; ``threaded``: the threaded variants
+    of the CI kernels too (``-j`` above 1, :class:`constraints.citest_batch.ThreadedKernel`)."""
+    kinds = "/".join(str(x) for x in (cfg.method, cfg.test, cfg.score, cfg.solver, cfg.treewidth is not None))
+    return f"{kinds}/threads" if threaded else kinds
 
 
-def ensure_compiled(cfg: RunConfig) -> None:
-    """Compile the kernels of ``cfg``'s run once, announced on stderr (see the module docstring)."""
-    wanted = kernel_set(cfg)
-    if wanted in _checked:
+def ensure_compiled(cfg: RunConfig, n_jobs: int = 1) -> None:
+    """Compile the kernels of ``cfg``'s run on ``n_jobs`` threads once, announced on stderr (see
+    the module docstring)."""
+    warm_ups = {kernel_set(cfg): lambda: _warm_up(cfg)}
+    if n_jobs != 1:
+        warm_ups[kernel_set(cfg, threaded=True)] = lambda: _warm_up_threads(cfg, n_jobs)
+    wanted = [kinds for kinds in warm_ups if kinds not in _checked]
+    if not wanted:
         return
-    _checked.add(wanted)
+    _checked.update(wanted)
     path, key = stamp_path(), stamp_key()
     stamp = _read(path)
     compiled = stamp.get("compiled", []) if stamp.get("key") == key else []
-    if wanted in compiled:
+    missing = [kinds for kinds in wanted if kinds not in compiled]
+    if not missing:
         return
     print("compiling the numba kernels for this kind of run once (they are cached for later runs)...",
           file=sys.stderr, flush=True)
     start = time.perf_counter()
-    _warm_up(cfg)
+    for kinds in missing:
+        warm_ups[kinds]()
     print(f"kernels compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
-    _write(path, {"key": key, "compiled": sorted({*compiled, wanted})})
+    _write(path, {"key": key, "compiled": sorted({*compiled, *missing})})
 
 
 def _warm_up(cfg: RunConfig) -> None:
     """The run's pipeline on the warm-up data, cached nowhere; a failure is left to the real run."""
+    _run_warm_ups(cfg, "evaluate", 1)
+
+
+def _warm_up_threads(cfg: RunConfig, n_jobs: int) -> None:
+    """The warm-up's restriction on ``n_jobs`` threads: the threaded variants of the CI kernels
+    (numba caches them apart from the serial ones)."""
+    _run_warm_ups(cfg, "restrict", n_jobs)
+
+
+def _run_warm_ups(cfg: RunConfig, upto: str, n_jobs: int) -> None:
     from pipeline.cache import StageCache
     from pipeline.stages import run_stages
 
     for run in warm_up_configs(cfg):
         try:
-            run_stages(StageCache(None, enabled=False), run)
+            run_stages(StageCache(None, enabled=False), run, upto=upto, n_jobs=n_jobs)
         except Exception as exc:  # noqa: BLE001 - the real run reports its own errors
             logger.debug("kernel warm-up stopped: %s", exc)
 

@@ -47,11 +47,12 @@ logger = logging.getLogger(__name__)
 VERSIONS = {"data": "1", "restrict": "2", "scores": "1", "solve": "1", "evaluate": "1"}
 
 
-def _compiled(cfg: RunConfig) -> None:
-    """Compile the run's numba kernels on first use, once per installation (:mod:`pipeline.kernels`)."""
+def _compiled(cfg: RunConfig, n_jobs: int = 1) -> None:
+    """Compile the run's numba kernels (on ``n_jobs`` threads) on first use, once per installation
+    (:mod:`pipeline.kernels`)."""
     from pipeline.kernels import ensure_compiled
 
-    ensure_compiled(cfg)
+    ensure_compiled(cfg, n_jobs)
 
 
 # --------------------------------------------------------------------------------------- data
@@ -225,7 +226,7 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         return {"restriction": restriction.to_frame()}, meta
 
     def prepare():
-        _compiled(cfg)
+        _compiled(cfg, n_jobs if executor is None else 1)
         if method.run is not None:
             _warm_up_restriction(dataset_of(data), cfg, method)
 

@@ -23,6 +23,7 @@ def stamp_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(kernels, "_checked", set())
     warmed = []
     monkeypatch.setattr(kernels, "_warm_up", warmed.append)
+    monkeypatch.setattr(kernels, "_warm_up_threads", lambda cfg, n_jobs: warmed.append((cfg, n_jobs)))
     return tmp_path / "numba", warmed
 
 
@@ -43,6 +44,22 @@ def test_kernels_compile_once_per_kind_of_run_with_one_line(stamp_dir, capsys, m
     monkeypatch.setattr(kernels, "stamp_key", lambda: "another numba")
     kernels.ensure_compiled(cfg)
     assert "compiling" in capsys.readouterr().err and len(warmed) == 3
+
+
+def test_threaded_kernels_are_compiled_once_for_runs_on_several_threads(stamp_dir, capsys, monkeypatch):
+    folder, warmed = stamp_dir
+    cfg = RunConfig(network="alarm")
+    kernels.ensure_compiled(cfg, n_jobs=2)  # a first run on two threads: both variants, one message
+    assert capsys.readouterr().err.count("compiling the numba kernels") == 1 and warmed == [cfg, (cfg, 2)]
+    stamp = json.loads((folder / "hybridbn-kernels.json").read_text())["compiled"]
+    assert stamp == sorted([kernels.kernel_set(cfg), kernels.kernel_set(cfg, threaded=True)])
+    monkeypatch.setattr(kernels, "_checked", set())
+    kernels.ensure_compiled(cfg)  # a later run on one thread
+    kernels.ensure_compiled(cfg, n_jobs=4)  # or on four
+    assert capsys.readouterr().err == "" and len(warmed) == 2
+    monkeypatch.setattr(kernels, "_checked", set())
+    kernels.ensure_compiled(RunConfig(network="alarm", method="pmms"))  # other kernels, one thread:
+    assert warmed[2:] == [RunConfig(network="alarm", method="pmms")]  # no threaded warm-up
 
 
 def test_cached_run_imports_neither_numba_nor_pyscipopt(tmp_path, capsys):
