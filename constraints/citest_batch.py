@@ -33,11 +33,16 @@ import numpy as np
 from numba import njit, prange
 
 from constraints.citests import (
-    CHDTRC, _DENSE_CELLS, _INTERLEAVED_CELLS, _MAX_CODE, _p_value, _stratified_statistic, _table_statistic,
+    CHDTRC, _INTERLEAVED_CELLS, _MAX_CODE, _dense, _p_value, _stratified_statistic, _table_statistic,
 )
 
 
 _threads = threading.local()  # kernel threads of the calling thread (1: the serial kernels)
+
+
+def _current_threads() -> int:
+    """The kernel threads that :func:`compute_threads` set for the calling thread (default 1)."""
+    return getattr(_threads, "n", 1)
 
 
 def thread_count(n_jobs: int) -> int:
@@ -55,7 +60,7 @@ def compute_threads(n_jobs: int):
     With one thread the serial kernels run and numba's threading layer is never started (a
     started OpenMP layer makes forked worker processes abort)."""
     wanted = thread_count(n_jobs)
-    outer = getattr(_threads, "n", 1)
+    outer = _current_threads()
     _threads.n = wanted
     try:
         if wanted > 1:
@@ -85,7 +90,7 @@ class ThreadedKernel:
         self.serial = njit(cache=True)(_renamed(source, "serial"))
 
     def __call__(self, *args):
-        return (self.threads if getattr(_threads, "n", 1) > 1 else self.serial)(*args)
+        return (self.threads if _current_threads() > 1 else self.serial)(*args)
 
 
 def _renamed(source, suffix: str):
@@ -156,12 +161,12 @@ def one_test(cols, arities, varies, x, y, S, pearson, adf, min_rows_per_df, depe
     if S.shape[0] == 0:
         stat, dof_adf = _stratified_statistic(cols[x], cols[y], np.zeros(n, dtype=np.uint8), 1,
                                               rx, ry, pearson)
-    elif S.shape[0] == 1 and arities[S[0]] * rx * ry <= max(_DENSE_CELLS, 4 * n):
+    elif S.shape[0] == 1 and _dense(arities[S[0]] * rx * ry, n):
         stat, dof_adf = _stratified_statistic(cols[x], cols[y], cols[S[0]], arities[S[0]],
                                               rx, ry, pearson)
     else:
         key, q = _strata(cols, arities, S)
-        if q * rx * ry > max(_DENSE_CELLS, 4 * n):
+        if not _dense(q * rx * ry, n):
             key, q = _ranks(key)
         stat, dof_adf = _stratified_statistic(cols[x], cols[y], key, q, rx, ry, pearson)
     return _p_value(stat, dof_adf, rx, ry, S, arities, n, varies[x] and varies[y], adf,
@@ -197,11 +202,10 @@ def _evaluate_given(x, ys, S, alpha, stop, block, cols, arities, varies, pearson
     p = np.empty(m)
     stat = np.empty(m)
     dof = np.empty(m)
-    large = max(_DENSE_CELLS, 4 * n)
     key, q = _strata(cols, arities, S)  # S's strata as one_test numbers them, coded once
     ranked, q_ranked = key, q
     for i in range(m):
-        if q * arities[x] * arities[ys[i]] > large:
+        if not _dense(q * arities[x] * arities[ys[i]], n):
             ranked, q_ranked = _ranks(key)
             break
     if not stop:
@@ -212,10 +216,10 @@ def _evaluate_given(x, ys, S, alpha, stop, block, cols, arities, varies, pearson
         for i in prange(start, end):
             u, v = min(x, ys[i]), max(x, ys[i])
             ru, rv = arities[u], arities[v]
-            if q * ru * rv > large:
-                t, dof_adf = _stratified_statistic(cols[u], cols[v], ranked, q_ranked, ru, rv, pearson)
-            else:
+            if _dense(q * ru * rv, n):
                 t, dof_adf = _stratified_statistic(cols[u], cols[v], key, q, ru, rv, pearson)
+            else:
+                t, dof_adf = _stratified_statistic(cols[u], cols[v], ranked, q_ranked, ru, rv, pearson)
             p[i], stat[i], dof[i] = _p_value(t, dof_adf, ru, rv, S, arities, n, varies[u] and varies[v], adf,
                                              min_rows_per_df, dependent, chdtrc)
         if stop:
@@ -242,7 +246,7 @@ def evaluate_given(settings: TestSettings, x: int, ys, S, alpha: float | None = 
     S = np.ascontiguousarray(S, dtype=np.int64)
     stop = alpha is not None
     p, stat, dof, asked = _evaluate_given_kernel(int(x), ys, S, float(alpha) if stop else 0.0, stop,
-                                                 getattr(_threads, "n", 1), *settings.args())
+                                                 _current_threads(), *settings.args())
     return p[:asked], stat[:asked], dof[:asked]
 
 

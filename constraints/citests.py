@@ -57,12 +57,20 @@ DF_ADJUSTS = ("adf", "none")
 INSUFFICIENT = ("dependent", "independent")
 
 # Dense stratum tables are used while q_S * r_x * r_y stays below this many cells (or 4 n_rows);
-# beyond it only the observed strata are kept (np.unique on the stratum codes).
+# beyond it only the observed strata are kept (np.unique on the stratum codes): :func:`_dense`.
 _DENSE_CELLS = 1 << 16
 # Tables of at most this many cells are counted in four interleaved copies (:func:`_count_table`).
 _INTERLEAVED_CELLS = 4096
 # Stratum codes are compressed before their mixed-radix product could overflow int64.
 _MAX_CODE = 1 << 40
+
+
+@njit(cache=True)
+def _dense(cells, n_rows):
+    """Whether a stratified table of ``cells`` cells (``q_S * r_x * r_y``) is counted over the
+    stratum codes as they are; beyond ``max(_DENSE_CELLS, 4 n_rows)`` the observed strata are
+    ranked first."""
+    return cells <= max(_DENSE_CELLS, 4 * n_rows)
 
 
 class CITestError(HybridBNError, ValueError):
@@ -324,7 +332,7 @@ class CITest(_MemoTest):
         rx, ry = int(self.arities[x]), int(self.arities[y])
         key, q = self._strata(S)
         q_declared = math.prod(int(self.arities[s]) for s in S)  # exact: _strata may compress q
-        if q * rx * ry > max(_DENSE_CELLS, 4 * self.n_rows):
+        if not _dense(q * rx * ry, self.n_rows):
             _, key = np.unique(key, return_inverse=True)
             q = int(key.max()) + 1 if key.size else 1
         stat, dof_adf = _stratified_statistic(self._cols[x], self._cols[y], key, q, rx, ry,

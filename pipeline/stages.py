@@ -569,8 +569,8 @@ def run_stages(
 
     ``n_jobs`` threads score the children and run the CI tests, or, with ``score_executor``
     (e.g. a Dask cluster), ``score_groups`` tasks do (per PC level; ranges of PMMS/MMPC targets).
-    ``frame``: the data as a table (the Python API) instead of a network or a file. A score file (``cfg.scores``) skips
-    data, restriction and evaluation.
+    ``frame``: the data as a table (the Python API) instead of a network or a file. A score file
+    (``cfg.scores``) skips data, restriction and evaluation.
     With ``cfg.budget`` the restriction, the scoring and the solver get the time limits of
     :mod:`pipeline.budget`.
     A stage interrupted with a result raises :class:`StageInterrupted` holding the artifacts so far.
