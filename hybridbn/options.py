@@ -129,7 +129,9 @@ class Param:
         if self.open == "both":
             return f"lie strictly between {self.low:g} and {self.high:g}"
         if self.low == 0 and self.open == "low":
-            return f"be a positive number up to {self.high:g}"
+            return "be a positive number" + ("" if self.high is None else f" up to {self.high:g}")
+        if self.high is None:
+            return f"be at least {self.low:g}"
         return f"lie between {self.low:g} and {self.high:g}"
 
 

@@ -63,13 +63,17 @@ so re-running the same command is instant.
 """
 
 
-def _optional_int(text: str) -> int | None:
-    if text.lower() in ("none", "inf", "unbounded"):
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer or 'none', got {text!r}") from None
+def _or_none(convert, what: str):
+    """An argparse type: ``convert(text)``, or None for 'none' (no bound)."""
+    def parse(text: str):
+        if text.lower() in ("none", "inf", "unbounded"):
+            return None
+        try:
+            return convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} or 'none', got {text!r}") from None
+
+    return parse
 
 
 def _positive_int(text: str) -> int:
@@ -135,7 +139,9 @@ def _argument(option: Param | Choice) -> dict:
         return {"default": default, "choices": option.names, "help": help_text}
     if option.kind == FLAG:
         return {"action": "store_true", "help": help_text}
-    kind = {INT: _optional_int if option.none else int, TEXT: str}.get(option.kind, float)
+    kind = {INT: int, TEXT: str}.get(option.kind, float)
+    if option.none:
+        kind = _or_none(kind, "an integer" if kind is int else "a number")
     keywords = {"default": default, "metavar": option.metavar, "help": help_text, "type": kind}
     if option.kind == FILE:
         keywords["type"] = str

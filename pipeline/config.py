@@ -82,7 +82,7 @@ BOOTSTRAP = (
 GROUPS: dict[str, tuple[Param | Choice, ...]] = {
     "data": SOURCES,
     "restriction (CI tests)": (RESTRICTION, TEST, *RESTRICTION.method_params),
-    "scores": (SCORE, *SCORE.method_params, PALIM),
+    "scores": (SCORE, *SCORE.params, *SCORE.method_params, PALIM),
     "expert knowledge (CSV files, see docs/user-guide.md)": KNOWLEDGE,
     "solver": (SOLVER, *SOLVER.params, *SOLVER.method_params, BUDGET),
     "arc confidence (bootstrap, as bnlearn's boot.strength / averaged.network)": BOOTSTRAP,
@@ -175,6 +175,9 @@ class RunConfig(_Fields):
                                   f"({', '.join(TABLE_SOLVERS)}), not --solver {self.solver}")
             if self.within_bags:
                 raise ConfigError("--within-bags needs the cops restriction, which a score file does not have")
+            if self.structure_prior is not None:
+                raise ConfigError("--structure-prior applies to scores computed from data; the scores of a .jkl "
+                                  "file are solved as they are")
         if self.budget is not None and self.solver not in TABLE_SOLVERS:
             raise ConfigError(f"--budget needs a solver with a time limit ({', '.join(TABLE_SOLVERS)}), "
                               f"not --solver {self.solver}")

@@ -12,6 +12,7 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     max_orders = [1]              # CI orders; "none" = unbounded
     candidates = [16]             # with methods = ["candidates"]: candidate parents per child
     scores = ["bdeu"]
+    structure_priors = ["none"]   # expected parents per node of the arc prior; "none" = uniform
     ess = [1.0]
     palims = [3]                  # "none" = no parent limit
     solvers = ["ilp"]             # ilp | kg | kastar | ges | sges

@@ -118,7 +118,9 @@ def stage_details(stage: str, art: Artifact) -> str:
         unscored = m.get("table_meta", {}).get("unscored")
         cut = (f"; stopped at its time limit: {len(unscored)} children unscored (required or empty set only)"
                if unscored else "")
-        return f"{m['n_candidates']} candidate parent sets kept" + (f"; {pruning}" if pruning else "") + cut
+        prior = m.get("table_meta", {}).get("dominated_with_prior")
+        prior = "" if prior is None else f"; structure prior: {prior} more dominated"
+        return f"{m['n_candidates']} candidate parent sets kept" + (f"; {pruning}" if pruning else "") + prior + cut
     if stage == "solve":
         r = m["result"]
         text = f"objective {_num(r.get('objective'))}, gap {_pct(r.get('gap'))}, status {r.get('status')}"

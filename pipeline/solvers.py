@@ -131,7 +131,7 @@ def _equivalence_search(search, cfg: RunConfig, inputs: SolveInputs, extra: dict
     from scores.local import local_score_function
 
     data, arities = inputs.dataset.data, inputs.dataset.arities
-    score = local_score_function(data, arities, cfg.score, cfg.ess)
+    score = local_score_function(data, arities, cfg.score, cfg.ess, cfg.structure_prior)
     result = search(score, data.shape[1], allowed=inputs.allowed, palim=cfg.palim)
     summary = {
         "objective": float(result.score), "dual_bound": None, "gap": None, "status": "converged",

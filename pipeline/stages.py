@@ -382,6 +382,10 @@ def scores_stage(
                                    required=required_c)
 
             table = add_adjacency_families(table, know, allowed, build)
+        if cfg.structure_prior is not None:
+            from scores.structure_prior import with_structure_prior
+
+            table = with_structure_prior(table, cfg.structure_prior)
         meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta),
                 "status": "timeout" if unscored else "ok"}
         return {"table": table.to_arrow()}, meta

@@ -181,14 +181,23 @@ def local_score(data: np.ndarray, arities: np.ndarray, child: int, parents=(), s
     return score_from_counts(counts, q, score, ess)
 
 
-def local_score_function(data: np.ndarray, arities: np.ndarray, score: str = "bdeu", ess: float = 1.0):
-    """``f(child, parents) -> float``: :func:`local_score` bound to one data set and score.
+def local_score_function(data: np.ndarray, arities: np.ndarray, score: str = "bdeu", ess: float = 1.0,
+                         structure_prior: float | None = None):
+    """``f(child, parents) -> float``: :func:`local_score` bound to one data set and score, plus
+    the arc prior of :mod:`scores.structure_prior` when ``structure_prior`` (``E``) is given.
 
-    The form the equivalence-class searches (``search.ges``, ``search.sges``) consume.
+    The form the equivalence-class searches (``search.ges``, ``search.sges``) consume; the prior
+    counts arcs, so it keeps the score equivalent.
     """
+    from scores.structure_prior import family_log_prior
+
     score_code(score, ess)  # fail now on an unknown score or a bad ESS, not at the first call
+    n_vars = data.shape[1]
+    if structure_prior is not None:
+        family_log_prior(0, n_vars, structure_prior)  # fail now on a prior the pruning cannot honour
 
     def f(child: int, parents: tuple[int, ...]) -> float:
-        return local_score(data, arities, child, parents, score=score, ess=ess)
+        s = local_score(data, arities, child, parents, score=score, ess=ess)
+        return s if structure_prior is None else s + float(family_log_prior(len(parents), n_vars, structure_prior))
 
     return f

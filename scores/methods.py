@@ -16,6 +16,11 @@ MAX_ESS = 1e6
 
 ESS = Param("ess", FLOAT, 1.0, "BDeu equivalent sample size", low=0.0, high=MAX_ESS, open="low", key="ess",
             grid="ess")
+STRUCTURE_PRIOR = Param(
+    "structure_prior", FLOAT, None, "sparsity prior: each possible parent is present with probability E/(n-1), "
+    "E the expected parents per node (bnlearn's 'vsp' prior, causal-learn's BDeu structure prior; 1 is the "
+    "recommended value, see docs/accuracy.md), or 'none' (default: none, uniform over networks)", low=0.0,
+    open="low", none=True, metavar="E", key="structure_prior", keyed_when_set=True, grid="structure_priors")
 PALIM = Param("palim", INT, 3, "parent limit, or 'none'", none=True, key="palim", grid="palims")
 
 
@@ -28,7 +33,7 @@ def score_table(data, arities, settings, **options):
 
 
 SCORE = Choice(
-    name="score", default="bdeu", grid="scores", help="local score", stage="scores",
+    name="score", default="bdeu", grid="scores", help="local score", stage="scores", params=(STRUCTURE_PRIOR,),
     methods=(
         Method("bdeu", "Bayesian Dirichlet equivalent uniform (Heckerman et al. 1995)", score_table, (ESS,)),
         Method("bic", "Bayesian information criterion", score_table),
