@@ -37,7 +37,7 @@ from bayesnet.sampling import forward_sample  # noqa: E402
 from graphs.metrics import shd, skeleton_scores  # noqa: E402
 from graphs.pdag import dag_to_cpdag  # noqa: E402
 from peer_learners import PEERS, Sample, preload, unavailable  # noqa: E402
-from pipeline.config import RunConfig  # noqa: E402
+from pipeline.config import CHOICES, RunConfig  # noqa: E402
 
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
 OURS = ["default", "palim=4", "score=bic", "method=pmms", "method=candidates", "add_candidates=2", "bootstrap=10"]
@@ -56,11 +56,16 @@ def parse_setting(spec: str) -> dict[str, object]:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--ours: {item!r} is not key=value")
-        options[key.strip()] = _value(value.strip())
+        key = key.strip()
+        options[key] = _value(value.strip(), choice=key in CHOICES)
     return options
 
 
-def _value(text: str) -> object:
+def _value(text: str, choice: bool = False) -> object:
+    """A number, None for 'none' (no bound), or the text (always the text for a choice:
+    ``method=none`` names the unrestricted method)."""
+    if choice:
+        return text
     if text.lower() == "none":
         return None
     for kind in (int, float):

@@ -46,6 +46,8 @@ def test_settings_parse_and_unknown_options_are_refused():
     assert accuracy.parse_setting("default") == {}
     assert accuracy.parse_setting("palim=none,score=bic,alpha=0.01") == {"palim": None, "score": "bic",
                                                                          "alpha": 0.01}
+    assert accuracy.parse_setting("method=none,structure_prior=1") == {"method": "none", "structure_prior": 1}
+    accuracy.check_settings(["method=none,structure_prior=1"])  # 'none' names the method, not a missing value
     with pytest.raises(ValueError, match="key=value"):
         accuracy.parse_setting("palim")
     with pytest.raises(SystemExit, match="frobnicate"):
