@@ -193,11 +193,10 @@ def local_score_function(data: np.ndarray, arities: np.ndarray, score: str = "bd
 
     score_code(score, ess)  # fail now on an unknown score or a bad ESS, not at the first call
     n_vars = data.shape[1]
-    if structure_prior is not None:
-        family_log_prior(0, n_vars, structure_prior)  # fail now on a prior the pruning cannot honour
+    log_prior = np.zeros(n_vars) if structure_prior is None else family_log_prior(
+        np.arange(n_vars), n_vars, structure_prior)  # by number of parents
 
     def f(child: int, parents: tuple[int, ...]) -> float:
-        s = local_score(data, arities, child, parents, score=score, ess=ess)
-        return s if structure_prior is None else s + float(family_log_prior(len(parents), n_vars, structure_prior))
+        return local_score(data, arities, child, parents, score=score, ess=ess) + float(log_prior[len(parents)])
 
     return f
