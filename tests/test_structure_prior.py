@@ -100,5 +100,5 @@ def test_pipeline_option_is_keyed_and_refused_where_it_cannot_apply(tmp_path):
     assert len(prior.arcs) <= len(base.arcs)
     with pytest.raises(ConfigError, match="--structure-prior"):
         hybridbn.learn(str(tmp_path / "t.jkl"), structure_prior=1.0)
-    with pytest.raises(ValueError, match="structure.prior"):
+    with pytest.raises(ValueError, match="--structure-prior must be a positive number, got -1"):
         hybridbn.learn("asia", structure_prior=-1.0)
