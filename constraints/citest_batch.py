@@ -27,6 +27,7 @@ import os
 import threading
 import types
 from contextlib import contextmanager
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -35,6 +36,13 @@ from numba import njit, prange
 from constraints.citests import (
     CHDTRC, _INTERLEAVED_CELLS, _MAX_CODE, _dense, _p_value, _stratified_statistic, _table_statistic,
 )
+from hybridbn.word_bits import popcount
+from scores.counts import onehot_bitsets
+
+BITSET_WORDS_PER_ROW = 8
+"""An order-1 table is counted from row bitsets (one AND and popcount per word and cell) when
+``cells * words <= BITSET_WORDS_PER_ROW * rows``, else by one pass over the rows. Of 2, 4, 8 and
+16, 8 made PC order 1 on munin's 5000-row sample fastest (docs/benchmarks.md)."""
 
 
 _threads = threading.local()  # kernel threads of the calling thread (1: the serial kernels)
@@ -117,6 +125,11 @@ class TestSettings:
     def args(self):
         return (self.cols, self.arities, self.varies, self.pearson, self.adf, self.min_rows_per_df,
                 self.dependent, CHDTRC)
+
+    @cached_property
+    def bitsets(self) -> tuple[np.ndarray, np.ndarray]:
+        """Row bitsets of every ``(variable, state)`` and their offsets (:func:`scores.counts.onehot_bitsets`)."""
+        return onehot_bitsets(self.cols, self.arities)
 
 
 @njit(cache=True)
@@ -262,8 +275,8 @@ def _pair_codes(cols, arities, x, y):
 
 
 @njit(cache=True)
-def _order1_statistic(code, zcol, rz, rx, ry, pearson):
-    """:func:`_stratified_statistic` for one conditioning variable from the pair's cell codes
+def _order1_counts(code, zcol, rz, rx, ry):
+    """The ``(z, x, y)`` table of one conditioning variable from the pair's cell codes, flat
     (two loads a row instead of three; four interleaved copies of the small table)."""
     cells = rx * ry
     flat = np.zeros(4 * rz * cells, dtype=np.int32)
@@ -280,7 +293,33 @@ def _order1_statistic(code, zcol, rz, rx, ry, pearson):
     counts = np.empty(block, dtype=np.int64)
     for c in range(block):
         counts[c] = flat[c] + flat[block + c] + flat[2 * block + c] + flat[3 * block + c]
-    return _table_statistic(counts.reshape((rz, rx, ry)), pearson)
+    return counts
+
+
+@njit(cache=True)
+def _pair_bits(bits, ox, oy, rx, ry):
+    """Row bitsets of the pair's cells ``x * r_y + y`` (the cells of :func:`_pair_codes`)."""
+    n_words = bits.shape[1]
+    out = np.empty((rx * ry, n_words), dtype=bits.dtype)
+    for a in range(rx):
+        for b in range(ry):
+            for w in range(n_words):
+                out[a * ry + b, w] = bits[ox + a, w] & bits[oy + b, w]
+    return out
+
+
+@njit(cache=True)
+def _bit_counts(pair, bits, oz, rz):
+    """:func:`_order1_counts` from the pair's cell bitsets and the conditioning variable's."""
+    cells, n_words = pair.shape
+    counts = np.empty(rz * cells, dtype=np.int64)
+    for c in range(rz):
+        for ab in range(cells):
+            total = 0
+            for w in range(n_words):
+                total += popcount(pair[ab, w] & bits[oz + c, w])
+            counts[c * cells + ab] = total
+    return counts
 
 
 @njit(cache=True)
@@ -297,8 +336,8 @@ def _contains(sorted_pool, start, stop, value):
 
 
 @njit(cache=True)
-def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, arities, varies,
-                pearson, adf, min_rows_per_df, dependent, chdtrc):
+def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, bits, offsets, cols, arities,
+                varies, pearson, adf, min_rows_per_df, dependent, chdtrc):
     """PC-stable's tests of the pair ``u < v`` at one level (see :func:`pc_level`).
 
     Returns (removed, n_tests, best p); the best test's set is written to ``out_set``.
@@ -308,7 +347,8 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, 
     S = np.empty(level, dtype=np.int64)
     pool = np.empty(max_degree, dtype=np.int64)
     rx, ry, n = arities[u], arities[v], cols.shape[1]
-    code = _pair_codes(cols, arities, u, v) if level == 1 else np.empty(0, dtype=np.int32)
+    code = np.empty(0, dtype=np.int32)  # the pair's cells, by rows or as bitsets, made on first use
+    pair = np.empty((0, bits.shape[1]), dtype=bits.dtype)
     first_side_ran = False
     for side in range(2):
         x, y = (u, v) if side == 0 else (v, u)
@@ -332,7 +372,16 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, 
                         fresh = True
                         break
             if fresh and level == 1 and arities[S[0]] * rx * ry <= _INTERLEAVED_CELLS:
-                stat, dof_adf = _order1_statistic(code, cols[S[0]], arities[S[0]], rx, ry, pearson)
+                rz = arities[S[0]]
+                if rz * rx * ry * bits.shape[1] <= BITSET_WORDS_PER_ROW * n:
+                    if pair.shape[0] == 0:
+                        pair = _pair_bits(bits, offsets[u], offsets[v], rx, ry)
+                    counts = _bit_counts(pair, bits, offsets[S[0]], rz)
+                else:
+                    if code.shape[0] == 0:
+                        code = _pair_codes(cols, arities, u, v)
+                    counts = _order1_counts(code, cols[S[0]], rz, rx, ry)
+                stat, dof_adf = _table_statistic(counts.reshape((rz, rx, ry)), pearson)
                 p = _p_value(stat, dof_adf, rx, ry, S, arities, n, varies[u] and varies[v], adf,
                              min_rows_per_df, dependent, chdtrc)[0]
             elif fresh:
@@ -358,7 +407,7 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, cols, 
     return False, n_tests, best
 
 
-def _pc_level(us, vs, level, alpha, indptr, indices, cols, arities, varies, pearson, adf,
+def _pc_level(us, vs, level, alpha, indptr, indices, bits, offsets, cols, arities, varies, pearson, adf,
               min_rows_per_df, dependent, chdtrc):
     m = us.shape[0]
     removed = np.zeros(m, dtype=np.bool_)
@@ -370,8 +419,8 @@ def _pc_level(us, vs, level, alpha, indptr, indices, cols, arities, varies, pear
         max_degree = max(max_degree, indptr[x + 1] - indptr[x])
     for e in prange(m):
         removed[e], n_tests[e], best[e] = _edge_level(
-            us[e], vs[e], level, alpha, indptr, indices, max_degree, best_sets[e], cols, arities,
-            varies, pearson, adf, min_rows_per_df, dependent, chdtrc)
+            us[e], vs[e], level, alpha, indptr, indices, max_degree, best_sets[e], bits, offsets, cols,
+            arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc)
     return removed, n_tests, best, best_sets[:, :level]
 
 
@@ -391,7 +440,8 @@ def pc_level(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, a
     indptr = np.concatenate([[0], np.cumsum(A.sum(1))]).astype(np.int64)
     indices = np.nonzero(A)[1].astype(np.int64)  # row-major: each row's neighbours sorted
     us, vs = (np.ascontiguousarray(p, dtype=np.int64) for p in pairs)
-    return _pc_level_kernel(us, vs, int(level), float(alpha), indptr, indices, *settings.args())
+    return _pc_level_kernel(us, vs, int(level), float(alpha), indptr, indices, *settings.bitsets,
+                            *settings.args())
 
 
 def pc_level_task(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, alpha: float):

@@ -327,3 +327,23 @@ def test_threaded_kernels_keep_their_own_cache_entries():
     for kernel in kernels:
         assert kernel.threads.targetoptions.get("parallel") and not kernel.serial.targetoptions.get("parallel")
         assert kernel.threads._cache._cache_file._index_name != kernel.serial._cache._cache_file._index_name
+
+
+@pytest.mark.parametrize("n_rows", [1, 63, 64, 1000, 1729])
+def test_order1_tables_from_bitsets_equal_the_row_pass(n_rows):
+    """PC's order-1 tables are counted from row bitsets when small, else by a pass over the rows:
+    both give the same ``(z, x, y)`` counts, including a last word that is only partly rows."""
+    from constraints.citest_batch import _bit_counts, _order1_counts, _pair_bits, _pair_codes
+    from scores.counts import onehot_bitsets
+
+    rng = np.random.default_rng(n_rows)
+    arities = np.array([2, 3, 5, 7], dtype=np.int64)
+    cols = np.stack([rng.integers(0, a, n_rows) for a in arities]).astype(np.uint8)
+    bits, offsets = onehot_bitsets(cols, arities)
+    for x, y, z in [(0, 1, 2), (2, 3, 0), (3, 1, 3), (1, 0, 1)]:
+        rows = _order1_counts(_pair_codes(cols, arities, x, y), cols[z], arities[z], arities[x], arities[y])
+        pair = _pair_bits(bits, offsets[x], offsets[y], arities[x], arities[y])
+        assert np.array_equal(_bit_counts(pair, bits, offsets[z], arities[z]), rows)
+        want = np.zeros((arities[z], arities[x], arities[y]), dtype=np.int64)
+        np.add.at(want, (cols[z], cols[x], cols[y]), 1)
+        assert np.array_equal(rows, want.ravel())
