@@ -3,7 +3,9 @@
 The statistic of one test is :func:`constraints.citests._stratified_statistic` itself on the
 same strata numbering (dense mixed-radix codes while the table is small, else the observed
 strata ranked in code order), so statistics, degrees of freedom and p-values are bit-identical
-to :class:`constraints.citests.CITest`.  The p-value is scipy's ``chdtrc`` called from compiled
+to :class:`constraints.citests.CITest`. Small tables of at most one conditioning variable are
+counted from one-hot row bitsets (an AND and a popcount per word and cell) instead of a pass
+over the rows; the counts, hence everything after them, are the same.  The p-value is scipy's ``chdtrc`` called from compiled
 code through its C entry point (``scipy.special.cython_special``), passed as a first-class
 function so that the kernels stay cacheable.
 
@@ -123,7 +125,7 @@ class TestSettings:
         self.dependent = test.insufficient == "dependent"
 
     def args(self):
-        return (self.cols, self.arities, self.varies, self.pearson, self.adf, self.min_rows_per_df,
+        return (*self.bitsets, self.cols, self.arities, self.varies, self.pearson, self.adf, self.min_rows_per_df,
                 self.dependent, CHDTRC)
 
     @cached_property
@@ -166,12 +168,65 @@ def _strata(cols, arities, S):
     return key, q
 
 
+@njit(cache=True, inline="always")
+def _by_bits(cells, n_words, n):
+    """Whether a table of ``cells`` is counted from row bitsets (see :data:`BITSET_WORDS_PER_ROW`)."""
+    return cells * n_words <= BITSET_WORDS_PER_ROW * n
+
+
 @njit(cache=True)
-def one_test(cols, arities, varies, x, y, S, pearson, adf, min_rows_per_df, dependent, chdtrc):
-    """(p, statistic, dof) of ``x _||_ y | S`` exactly as ``CITest._compute`` (x < y)."""
+def _pair_bits(bits, ox, oy, rx, ry):
+    """Row bitsets of the pair's cells ``x * r_y + y`` (the cells of :func:`_pair_codes`)."""
+    n_words = bits.shape[1]
+    out = np.empty((rx * ry, n_words), dtype=bits.dtype)
+    for a in range(rx):
+        for b in range(ry):
+            for w in range(n_words):
+                out[a * ry + b, w] = bits[ox + a, w] & bits[oy + b, w]
+    return out
+
+
+@njit(cache=True)
+def _bit_counts(pair, bits, oz, rz):
+    """:func:`_order1_counts` from the pair's cell bitsets and the conditioning variable's."""
+    cells, n_words = pair.shape
+    counts = np.empty(rz * cells, dtype=np.int64)
+    for c in range(rz):
+        for ab in range(cells):
+            total = 0
+            for w in range(n_words):
+                total += popcount(pair[ab, w] & bits[oz + c, w])
+            counts[c * cells + ab] = total
+    return counts
+
+
+@njit(cache=True)
+def _bit_table(bits, offsets, arities, x, y, S):
+    """The ``(z, x, y)`` table of ``x, y`` given ``S`` of at most one variable, from row bitsets
+    (one stratum when ``S`` is empty), as ``_count_table`` counts it on the dense strata."""
+    rx, ry = arities[x], arities[y]
+    pair = _pair_bits(bits, offsets[x], offsets[y], rx, ry)
+    if S.shape[0] == 1:
+        return _bit_counts(pair, bits, offsets[S[0]], arities[S[0]]).reshape((arities[S[0]], rx, ry))
+    counts = np.empty(rx * ry, dtype=np.int64)
+    for ab in range(rx * ry):
+        total = 0
+        for w in range(pair.shape[1]):
+            total += popcount(pair[ab, w])
+        counts[ab] = total
+    return counts.reshape((1, rx, ry))
+
+
+@njit(cache=True)
+def one_test(bits, offsets, cols, arities, varies, x, y, S, pearson, adf, min_rows_per_df, dependent, chdtrc):
+    """(p, statistic, dof) of ``x _||_ y | S`` exactly as ``CITest._compute`` (x < y); a small
+    table of at most one conditioning variable is counted from the row bitsets ``bits``."""
     rx, ry = arities[x], arities[y]
     n = cols.shape[1]
-    if S.shape[0] == 0:
+    rz = arities[S[0]] if S.shape[0] == 1 else 1
+    if S.shape[0] <= 1 and _by_bits(rz * rx * ry, bits.shape[1], n):
+        stat, dof_adf = _table_statistic(_bit_table(bits, offsets, arities, x, y, S), pearson)
+    elif S.shape[0] == 0:
         stat, dof_adf = _stratified_statistic(cols[x], cols[y], np.zeros(n, dtype=np.uint8), 1,
                                               rx, ry, pearson)
     elif S.shape[0] == 1 and _dense(arities[S[0]] * rx * ry, n):
@@ -186,14 +241,14 @@ def one_test(cols, arities, varies, x, y, S, pearson, adf, min_rows_per_df, depe
                     min_rows_per_df, dependent, chdtrc)
 
 
-def _evaluate(xs, ys, sets, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc):
+def _evaluate(xs, ys, sets, bits, offsets, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc):
     m = xs.shape[0]
     p = np.empty(m)
     stat = np.empty(m)
     dof = np.empty(m)
     for i in prange(m):
-        p[i], stat[i], dof[i] = one_test(cols, arities, varies, xs[i], ys[i], sets[i], pearson, adf,
-                                         min_rows_per_df, dependent, chdtrc)
+        p[i], stat[i], dof[i] = one_test(bits, offsets, cols, arities, varies, xs[i], ys[i], sets[i], pearson,
+                                         adf, min_rows_per_df, dependent, chdtrc)
     return p, stat, dof
 
 
@@ -209,8 +264,8 @@ def evaluate(settings: TestSettings, xs, ys, sets) -> tuple[np.ndarray, np.ndarr
     return _evaluate_kernel(xs, np.ascontiguousarray(ys, dtype=np.int64), sets, *settings.args())
 
 
-def _evaluate_given(x, ys, S, alpha, stop, block, cols, arities, varies, pearson, adf, min_rows_per_df,
-                    dependent, chdtrc):
+def _evaluate_given(x, ys, S, alpha, stop, block, bits, offsets, cols, arities, varies, pearson, adf,
+                    min_rows_per_df, dependent, chdtrc):
     m, n = ys.shape[0], cols.shape[1]
     p = np.empty(m)
     stat = np.empty(m)
@@ -229,7 +284,9 @@ def _evaluate_given(x, ys, S, alpha, stop, block, cols, arities, varies, pearson
         for i in prange(start, end):
             u, v = min(x, ys[i]), max(x, ys[i])
             ru, rv = arities[u], arities[v]
-            if _dense(q * ru * rv, n):
+            if S.shape[0] <= 1 and _by_bits(q * ru * rv, bits.shape[1], n):
+                t, dof_adf = _table_statistic(_bit_table(bits, offsets, arities, u, v, S), pearson)
+            elif _dense(q * ru * rv, n):
                 t, dof_adf = _stratified_statistic(cols[u], cols[v], key, q, ru, rv, pearson)
             else:
                 t, dof_adf = _stratified_statistic(cols[u], cols[v], ranked, q_ranked, ru, rv, pearson)
@@ -297,32 +354,6 @@ def _order1_counts(code, zcol, rz, rx, ry):
 
 
 @njit(cache=True)
-def _pair_bits(bits, ox, oy, rx, ry):
-    """Row bitsets of the pair's cells ``x * r_y + y`` (the cells of :func:`_pair_codes`)."""
-    n_words = bits.shape[1]
-    out = np.empty((rx * ry, n_words), dtype=bits.dtype)
-    for a in range(rx):
-        for b in range(ry):
-            for w in range(n_words):
-                out[a * ry + b, w] = bits[ox + a, w] & bits[oy + b, w]
-    return out
-
-
-@njit(cache=True)
-def _bit_counts(pair, bits, oz, rz):
-    """:func:`_order1_counts` from the pair's cell bitsets and the conditioning variable's."""
-    cells, n_words = pair.shape
-    counts = np.empty(rz * cells, dtype=np.int64)
-    for c in range(rz):
-        for ab in range(cells):
-            total = 0
-            for w in range(n_words):
-                total += popcount(pair[ab, w] & bits[oz + c, w])
-            counts[c * cells + ab] = total
-    return counts
-
-
-@njit(cache=True)
 def _contains(sorted_pool, start, stop, value):
     """Binary search of ``value`` in ``sorted_pool[start:stop]``."""
     lo, hi = start, stop
@@ -373,7 +404,7 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, bits, 
                         break
             if fresh and level == 1 and arities[S[0]] * rx * ry <= _INTERLEAVED_CELLS:
                 rz = arities[S[0]]
-                if rz * rx * ry * bits.shape[1] <= BITSET_WORDS_PER_ROW * n:
+                if _by_bits(rz * rx * ry, bits.shape[1], n):
                     if pair.shape[0] == 0:
                         pair = _pair_bits(bits, offsets[u], offsets[v], rx, ry)
                     counts = _bit_counts(pair, bits, offsets[S[0]], rz)
@@ -385,7 +416,7 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, bits, 
                 p = _p_value(stat, dof_adf, rx, ry, S, arities, n, varies[u] and varies[v], adf,
                              min_rows_per_df, dependent, chdtrc)[0]
             elif fresh:
-                p = one_test(cols, arities, varies, u, v, S, pearson, adf, min_rows_per_df, dependent,
+                p = one_test(bits, offsets, cols, arities, varies, u, v, S, pearson, adf, min_rows_per_df, dependent,
                              chdtrc)[0]
             if fresh:
                 n_tests += 1
@@ -440,8 +471,7 @@ def pc_level(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, a
     indptr = np.concatenate([[0], np.cumsum(A.sum(1))]).astype(np.int64)
     indices = np.nonzero(A)[1].astype(np.int64)  # row-major: each row's neighbours sorted
     us, vs = (np.ascontiguousarray(p, dtype=np.int64) for p in pairs)
-    return _pc_level_kernel(us, vs, int(level), float(alpha), indptr, indices, *settings.bitsets,
-                            *settings.args())
+    return _pc_level_kernel(us, vs, int(level), float(alpha), indptr, indices, *settings.args())
 
 
 def pc_level_task(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, alpha: float):

@@ -109,7 +109,7 @@ def _parents_children(t, exact, prune, max_order, memo, ctx):
     or ``pmms._ExactMinAssoc``: the same tests asked in the same order.  One function whose inner
     functions share its arrays and take only numbers (passing an array costs more than a look-up)."""
     p0, a0, asked0, val1, stamp1, index, keys, starts, pvals, avals, best_p, best_e, counts = memo
-    keep, alpha, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc = ctx
+    keep, alpha, bits, offsets, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc = ctx
     n = keep.shape[0]
     S = np.empty(n, dtype=np.int64)  # the set of the test asked, sorted
 
@@ -122,8 +122,8 @@ def _parents_children(t, exact, prune, max_order, memo, ctx):
         e, h = _find(index, keys, starts, u, v, S, k)
         if e >= 0:
             return avals[e]
-        p, stat, dof = one_test(cols, arities, varies, u, v, S[:k].copy(), pearson, adf, min_rows_per_df,
-                                dependent, chdtrc)
+        p, stat, dof = one_test(bits, offsets, cols, arities, varies, u, v, S[:k].copy(), pearson, adf,
+                                min_rows_per_df, dependent, chdtrc)
         a = association(p, stat, dof, alpha)
         e = len(pvals)
         index[h] = e
