@@ -370,6 +370,7 @@ def scores_stage(
         else:
             table = score_table(dataset.data, dataset.arities, cfg, allowed=allowed, names=names, n_jobs=n_jobs,
                                 progress=progress, deadline=deadline, **required)
+        table = _with_prior(table, cfg)
         unscored = table.meta["unscored"]
         if unscored:
             logger.warning("the scoring stopped at its %g s of the budget: %d of %d children keep only their "
@@ -377,15 +378,11 @@ def scores_stage(
         if know is not None and len(know.undirected):
             from pipeline.knowledge import add_adjacency_families
 
-            def build(allowed_c, required_c):
-                return score_table(dataset.data, dataset.arities, cfg, allowed=allowed_c, names=names,
-                                   required=required_c)
+            def build(allowed_c, required_c):  # pruned given the required parents, so the prior is added here too
+                return _with_prior(score_table(dataset.data, dataset.arities, cfg, allowed=allowed_c, names=names,
+                                               required=required_c), cfg)
 
             table = add_adjacency_families(table, know, allowed, build)
-        if cfg.structure_prior is not None:
-            from scores.structure_prior import with_structure_prior
-
-            table = with_structure_prior(table, cfg.structure_prior)
         meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta),
                 "status": "timeout" if unscored else "ok"}
         return {"table": table.to_arrow()}, meta
@@ -398,6 +395,15 @@ def scores_stage(
 
     return cache.get_or_compute("scores", VERSIONS["scores"], params, inputs, compute, prepare,
                                 timeout_completion, limit)
+
+
+def _with_prior(table, cfg: RunConfig):
+    """``table`` with the arc prior of ``--structure-prior`` (:mod:`scores.structure_prior`), if any."""
+    if cfg.structure_prior is None:
+        return table
+    from scores.structure_prior import with_structure_prior
+
+    return with_structure_prior(table, cfg.structure_prior)
 
 
 def score_file_stage(cache: StageCache, cfg: RunConfig) -> Artifact:
