@@ -3,11 +3,11 @@
 The statistic of one test is :func:`constraints.citests._stratified_statistic` itself on the
 same strata numbering (dense mixed-radix codes while the table is small, else the observed
 strata ranked in code order), so statistics, degrees of freedom and p-values are bit-identical
-to :class:`constraints.citests.CITest`. Small tables of at most one conditioning variable are
-counted from one-hot row bitsets (an AND and a popcount per word and cell) instead of a pass
-over the rows; the counts, hence everything after them, are the same.  The p-value is scipy's ``chdtrc`` called from compiled
-code through its C entry point (``scipy.special.cython_special``), passed as a first-class
-function so that the kernels stay cacheable.
+to :class:`constraints.citests.CITest`. Tables that are small next to the rows are counted
+from one-hot row bitsets (an AND and a popcount per word and cell) instead of a pass over the
+rows; the counts, hence everything after them, are the same. The p-value is scipy's ``chdtrc``
+called from compiled code through its C entry point (``scipy.special.cython_special``), passed
+as a first-class function so that the kernels stay cacheable.
 
 Three entry points:
 
@@ -187,34 +187,57 @@ def _pair_bits(bits, ox, oy, rx, ry):
 
 
 @njit(cache=True)
-def _bit_counts(pair, bits, oz, rz):
-    """:func:`_order1_counts` from the pair's cell bitsets and the conditioning variable's."""
+def _bit_counts(pair, strata):
+    """The ``(stratum, x, y)`` table, flat, from the bitsets of the pair's cells and of the strata."""
     cells, n_words = pair.shape
-    counts = np.empty(rz * cells, dtype=np.int64)
-    for c in range(rz):
+    counts = np.empty(strata.shape[0] * cells, dtype=np.int64)
+    for c in range(strata.shape[0]):
         for ab in range(cells):
             total = 0
             for w in range(n_words):
-                total += popcount(pair[ab, w] & bits[oz + c, w])
+                total += popcount(pair[ab, w] & strata[c, w])
             counts[c * cells + ab] = total
     return counts
 
 
 @njit(cache=True)
-def _bit_table(bits, offsets, arities, x, y, S):
-    """The ``(z, x, y)`` table of ``x, y`` given ``S`` of at most one variable, from row bitsets
-    (one stratum when ``S`` is empty), as ``_count_table`` counts it on the dense strata."""
+def _strata_size(arities, S, cap):
+    """The number of strata of ``S`` (``_strata``'s dense codes), or -1 once it exceeds ``cap``."""
+    q = 1
+    for j in range(S.shape[0]):
+        q *= arities[S[j]]
+        if q > cap:
+            return -1
+    return q if q <= cap else -1
+
+
+@njit(cache=True)
+def _strata_bits(bits, offsets, arities, S, q):
+    """Row bitsets of the ``q`` strata of ``S`` in ``_strata``'s order (mixed radix, the last
+    variable fastest); all ones for the one stratum of an empty ``S``."""
+    k = S.shape[0]
+    out = np.empty((q, bits.shape[1]), dtype=bits.dtype)
+    digit = np.zeros(k, dtype=np.int64)
+    for code in range(q):
+        rest = code
+        for j in range(k - 1, -1, -1):
+            digit[j] = rest % arities[S[j]]
+            rest //= arities[S[j]]
+        for w in range(bits.shape[1]):
+            word = ~np.uint64(0)
+            for j in range(k):
+                word &= bits[offsets[S[j]] + digit[j], w]
+            out[code, w] = word
+    return out
+
+
+@njit(cache=True)
+def _bit_table(bits, offsets, arities, x, y, S, q):
+    """The ``(q, x, y)`` table of ``x, y`` over the ``q`` strata of ``S``, from row bitsets, as
+    ``_count_table`` counts it on the dense strata."""
     rx, ry = arities[x], arities[y]
     pair = _pair_bits(bits, offsets[x], offsets[y], rx, ry)
-    if S.shape[0] == 1:
-        return _bit_counts(pair, bits, offsets[S[0]], arities[S[0]]).reshape((arities[S[0]], rx, ry))
-    counts = np.empty(rx * ry, dtype=np.int64)
-    for ab in range(rx * ry):
-        total = 0
-        for w in range(pair.shape[1]):
-            total += popcount(pair[ab, w])
-        counts[ab] = total
-    return counts.reshape((1, rx, ry))
+    return _bit_counts(pair, _strata_bits(bits, offsets, arities, S, q)).reshape((q, rx, ry))
 
 
 @njit(cache=True)
@@ -223,9 +246,9 @@ def one_test(bits, offsets, cols, arities, varies, x, y, S, pearson, adf, min_ro
     table of at most one conditioning variable is counted from the row bitsets ``bits``."""
     rx, ry = arities[x], arities[y]
     n = cols.shape[1]
-    rz = arities[S[0]] if S.shape[0] == 1 else 1
-    if S.shape[0] <= 1 and _by_bits(rz * rx * ry, bits.shape[1], n):
-        stat, dof_adf = _table_statistic(_bit_table(bits, offsets, arities, x, y, S), pearson)
+    q = _strata_size(arities, S, BITSET_WORDS_PER_ROW * n // (rx * ry * max(bits.shape[1], 1)))
+    if q > 0:
+        stat, dof_adf = _table_statistic(_bit_table(bits, offsets, arities, x, y, S, q), pearson)
     elif S.shape[0] == 0:
         stat, dof_adf = _stratified_statistic(cols[x], cols[y], np.zeros(n, dtype=np.uint8), 1,
                                               rx, ry, pearson)
@@ -271,6 +294,9 @@ def _evaluate_given(x, ys, S, alpha, stop, block, bits, offsets, cols, arities, 
     stat = np.empty(m)
     dof = np.empty(m)
     key, q = _strata(cols, arities, S)  # S's strata as one_test numbers them, coded once
+    least = arities[x] * (arities[ys].min() if m else 1)  # the smallest pair table of the batch
+    q_bits = _strata_size(arities, S, BITSET_WORDS_PER_ROW * n // (least * max(bits.shape[1], 1)))
+    strata = _strata_bits(bits, offsets, arities, S, max(q_bits, 0))  # for the tests counted from bitsets
     ranked, q_ranked = key, q
     for i in range(m):
         if not _dense(q * arities[x] * arities[ys[i]], n):
@@ -284,8 +310,9 @@ def _evaluate_given(x, ys, S, alpha, stop, block, bits, offsets, cols, arities, 
         for i in prange(start, end):
             u, v = min(x, ys[i]), max(x, ys[i])
             ru, rv = arities[u], arities[v]
-            if S.shape[0] <= 1 and _by_bits(q * ru * rv, bits.shape[1], n):
-                t, dof_adf = _table_statistic(_bit_table(bits, offsets, arities, u, v, S), pearson)
+            if q_bits > 0 and _by_bits(q_bits * ru * rv, bits.shape[1], n):
+                pair = _pair_bits(bits, offsets[u], offsets[v], ru, rv)
+                t, dof_adf = _table_statistic(_bit_counts(pair, strata).reshape((q_bits, ru, rv)), pearson)
             elif _dense(q * ru * rv, n):
                 t, dof_adf = _stratified_statistic(cols[u], cols[v], key, q, ru, rv, pearson)
             else:
@@ -407,7 +434,7 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, bits, 
                 if _by_bits(rz * rx * ry, bits.shape[1], n):
                     if pair.shape[0] == 0:
                         pair = _pair_bits(bits, offsets[u], offsets[v], rx, ry)
-                    counts = _bit_counts(pair, bits, offsets[S[0]], rz)
+                    counts = _bit_counts(pair, bits[offsets[S[0]]:offsets[S[0]] + rz])
                 else:
                     if code.shape[0] == 0:
                         code = _pair_codes(cols, arities, u, v)

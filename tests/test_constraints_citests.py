@@ -330,20 +330,27 @@ def test_threaded_kernels_keep_their_own_cache_entries():
 
 
 @pytest.mark.parametrize("n_rows", [1, 63, 64, 1000, 1729])
-def test_order1_tables_from_bitsets_equal_the_row_pass(n_rows):
-    """PC's order-1 tables are counted from row bitsets when small, else by a pass over the rows:
-    both give the same ``(z, x, y)`` counts, including a last word that is only partly rows."""
-    from constraints.citest_batch import _bit_counts, _order1_counts, _pair_bits, _pair_codes
+def test_tables_from_bitsets_equal_the_row_pass(n_rows):
+    """Small tables are counted from row bitsets, else by a pass over the rows: both give the
+    ``(strata, x, y)`` counts of ``np.add.at`` on ``_strata``'s codes, for conditioning sets of
+    0, 1 and 2 variables and a last word that is only partly rows."""
+    from constraints.citest_batch import (_bit_counts, _bit_table, _order1_counts, _pair_bits, _pair_codes,
+                                          _strata)
     from scores.counts import onehot_bitsets
 
     rng = np.random.default_rng(n_rows)
     arities = np.array([2, 3, 5, 7], dtype=np.int64)
     cols = np.stack([rng.integers(0, a, n_rows) for a in arities]).astype(np.uint8)
     bits, offsets = onehot_bitsets(cols, arities)
-    for x, y, z in [(0, 1, 2), (2, 3, 0), (3, 1, 3), (1, 0, 1)]:
-        rows = _order1_counts(_pair_codes(cols, arities, x, y), cols[z], arities[z], arities[x], arities[y])
-        pair = _pair_bits(bits, offsets[x], offsets[y], arities[x], arities[y])
-        assert np.array_equal(_bit_counts(pair, bits, offsets[z], arities[z]), rows)
-        want = np.zeros((arities[z], arities[x], arities[y]), dtype=np.int64)
-        np.add.at(want, (cols[z], cols[x], cols[y]), 1)
-        assert np.array_equal(rows, want.ravel())
+    for x, y, S in [(0, 1, [2]), (2, 3, [0]), (1, 3, [3]), (0, 1, []), (0, 2, [3, 1]), (1, 2, [0, 3])]:
+        S = np.array(S, dtype=np.int64)
+        key, q = _strata(cols, arities, S)
+        want = np.zeros((q, arities[x], arities[y]), dtype=np.int64)
+        np.add.at(want, (key, cols[x], cols[y]), 1)
+        assert np.array_equal(_bit_table(bits, offsets, arities, x, y, S, q), want)
+        if S.size == 1:  # PC's order-1 paths
+            z = S[0]
+            rows = _order1_counts(_pair_codes(cols, arities, x, y), cols[z], arities[z], arities[x], arities[y])
+            pair = _pair_bits(bits, offsets[x], offsets[y], arities[x], arities[y])
+            assert np.array_equal(_bit_counts(pair, bits[offsets[z]:offsets[z] + arities[z]]), rows)
+            assert np.array_equal(rows, want.ravel())
