@@ -42,7 +42,7 @@ from hybridbn.word_bits import popcount
 from scores.counts import onehot_bitsets
 
 BITSET_WORDS_PER_ROW = 8
-"""An order-1 table is counted from row bitsets (one AND and popcount per word and cell) when
+"""A table is counted from row bitsets (one AND and popcount per word and cell) when
 ``cells * words <= BITSET_WORDS_PER_ROW * rows``, else by one pass over the rows. Of 2, 4, 8 and
 16, 8 made PC order 1 on munin's 5000-row sample fastest (docs/benchmarks.md)."""
 
@@ -242,8 +242,8 @@ def _bit_table(bits, offsets, arities, x, y, S, q):
 
 @njit(cache=True)
 def one_test(bits, offsets, cols, arities, varies, x, y, S, pearson, adf, min_rows_per_df, dependent, chdtrc):
-    """(p, statistic, dof) of ``x _||_ y | S`` exactly as ``CITest._compute`` (x < y); a small
-    table of at most one conditioning variable is counted from the row bitsets ``bits``."""
+    """(p, statistic, dof) of ``x _||_ y | S`` exactly as ``CITest._compute`` (x < y); a table
+    small next to the rows is counted from the row bitsets ``bits``."""
     rx, ry = arities[x], arities[y]
     n = cols.shape[1]
     q = _strata_size(arities, S, BITSET_WORDS_PER_ROW * n // (rx * ry * max(bits.shape[1], 1)))
