@@ -3,9 +3,10 @@
 Each of the ``n - 1`` possible parents of a child is present independently with probability
 ``beta = E / (n - 1)``, ``E`` the expected number of parents per node: the family ``W -> X``
 gains ``log P(W) = |W| log beta + (n - 1 - |W|) log(1 - beta)``, and the network score becomes
-the log posterior up to a constant. This is the "variable selection prior" of bnlearn's Bayesian
+the log posterior up to a constant. This is the arc prior of Heckerman, Geiger & Chickering
+(1995) with an empty prior network, the "variable selection prior" of bnlearn's Bayesian
 Dirichlet scores (``prior = "vsp"``) and the structure prior of causal-learn's BDeu, whose
-default ``E = 1`` is ours when the option is given (``docs/references.md``).
+default ``E = 1`` is also the value recommended in ``docs/accuracy.md``.
 
 With ``beta <= 1/2`` each added parent costs ``kappa = log((1 - beta) / beta) >= 0``, so a set
 dominated by a subset without the prior stays dominated with it: the prior is applied to the
