@@ -214,8 +214,11 @@ def _strata_size(arities, S, cap):
 @njit(cache=True)
 def _strata_bits(bits, offsets, arities, S, q):
     """Row bitsets of the ``q`` strata of ``S`` in ``_strata``'s order (mixed radix, the last
-    variable fastest); all ones for the one stratum of an empty ``S``."""
+    variable fastest); all ones for the one stratum of an empty ``S``; the variable's own rows
+    (no copy) for one variable."""
     k = S.shape[0]
+    if k == 1:
+        return bits[offsets[S[0]]:offsets[S[0]] + q]
     out = np.empty((q, bits.shape[1]), dtype=bits.dtype)
     digit = np.zeros(k, dtype=np.int64)
     for code in range(q):
@@ -246,8 +249,8 @@ def one_test(bits, offsets, cols, arities, varies, x, y, S, pearson, adf, min_ro
     small next to the rows is counted from the row bitsets ``bits``."""
     rx, ry = arities[x], arities[y]
     n = cols.shape[1]
-    q = _strata_size(arities, S, BITSET_WORDS_PER_ROW * n // (rx * ry * max(bits.shape[1], 1)))
-    if q > 0:
+    q = _strata_size(arities, S, BITSET_WORDS_PER_ROW * n)  # beyond it the rule fails whatever the pair
+    if q > 0 and _by_bits(q * rx * ry, bits.shape[1], n):
         stat, dof_adf = _table_statistic(_bit_table(bits, offsets, arities, x, y, S, q), pearson)
     elif S.shape[0] == 0:
         stat, dof_adf = _stratified_statistic(cols[x], cols[y], np.zeros(n, dtype=np.uint8), 1,
@@ -294,9 +297,11 @@ def _evaluate_given(x, ys, S, alpha, stop, block, bits, offsets, cols, arities, 
     stat = np.empty(m)
     dof = np.empty(m)
     key, q = _strata(cols, arities, S)  # S's strata as one_test numbers them, coded once
+    q_bits = _strata_size(arities, S, BITSET_WORDS_PER_ROW * n)
     least = arities[x] * (arities[ys].min() if m else 1)  # the smallest pair table of the batch
-    q_bits = _strata_size(arities, S, BITSET_WORDS_PER_ROW * n // (least * max(bits.shape[1], 1)))
-    strata = _strata_bits(bits, offsets, arities, S, max(q_bits, 0))  # for the tests counted from bitsets
+    if q_bits > 0 and not _by_bits(q_bits * least, bits.shape[1], n):
+        q_bits = -1  # no test of the batch is counted from bitsets
+    strata = _strata_bits(bits, offsets, arities, S, max(q_bits, 0))
     ranked, q_ranked = key, q
     for i in range(m):
         if not _dense(q * arities[x] * arities[ys[i]], n):
@@ -434,7 +439,7 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, bits, 
                 if _by_bits(rz * rx * ry, bits.shape[1], n):
                     if pair.shape[0] == 0:
                         pair = _pair_bits(bits, offsets[u], offsets[v], rx, ry)
-                    counts = _bit_counts(pair, bits[offsets[S[0]]:offsets[S[0]] + rz])
+                    counts = _bit_counts(pair, _strata_bits(bits, offsets, arities, S, rz))
                 else:
                     if code.shape[0] == 0:
                         code = _pair_codes(cols, arities, u, v)

@@ -61,15 +61,6 @@ def with_structure_prior(table: ScoreTable, expected: float) -> ScoreTable:
 
 def _beats_its_subsets(table: ScoreTable) -> np.ndarray:
     """Mask of the rows whose score is strictly above that of every proper subset in the table
-    (ties go to the subset, as in :mod:`scores.candidates`)."""
-    keep = np.ones(table.n_candidates, dtype=bool)
-    sets = np.split(table.parents, table.parent_ptr[1:-1]) if table.n_candidates else []
-    for v in range(table.n_vars):
-        rows = range(table.child_ptr[v], table.child_ptr[v + 1])
-        score_of = {tuple(sets[f].tolist()): table.score[f] for f in rows}
-        for f in rows:
-            members = tuple(sets[f].tolist())
-            s = table.score[f]
-            keep[f] = all(score_of.get(sub, -np.inf) < s
-                          for k in range(len(members)) for sub in itertools.combinations(members, k))
-    return keep
+    (ties go to the subset, as in :mod:`scores.candidates`); ``families`` lists the rows in order."""
+    return np.array([all(family.get(sub, -np.inf) < s for k in range(len(ps)) for sub in itertools.combinations(ps, k))
+                     for family in table.families for ps, s in family.items()], dtype=bool)
