@@ -13,6 +13,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ilp.problem import FamilyProblem
+from scores.table import segment_indices
 
 SUPPORT_EPS = 1e-6
 
@@ -52,16 +53,26 @@ class LPSupport:
         return [c for c in comps if c.size >= 2]
 
 
-def member_families(problem: FamilyProblem, cluster) -> np.ndarray:
-    """Boolean mask of the families whose child is in ``cluster``."""
+def member_families(problem: FamilyProblem, cluster) -> tuple[np.ndarray, np.ndarray]:
+    """The families of the members of ``cluster`` (ascending) and, for each, whether it has a
+    parent in ``cluster``; only the members' families are visited, so a cut on a large table
+    costs what its members hold."""
+    members = np.unique(np.asarray(list(cluster), dtype=np.int64))
+    starts = problem.fam_ptr[members]
+    fams = segment_indices(starts, problem.fam_ptr[members + 1] - starts)
+    first = problem.par_ptr[fams]
+    sizes = problem.par_ptr[fams + 1] - first
     inside = np.zeros(problem.n, dtype=bool)
-    inside[list(cluster)] = True
-    return inside[problem.child]
+    inside[members] = True
+    hit = inside[problem.par_idx[segment_indices(first, sizes)]]
+    owner = np.repeat(np.arange(fams.size), sizes)
+    return fams, np.bincount(owner[hit], minlength=fams.size) > 0
 
 
 def intersecting_families(problem: FamilyProblem, cluster) -> np.ndarray:
     """Indices of families of members of ``cluster`` with at least one parent in ``cluster``."""
-    return np.flatnonzero(member_families(problem, cluster) & problem.has_parent_in(cluster))
+    fams, intersecting = member_families(problem, cluster)
+    return fams[intersecting]
 
 
 def cluster_excess(problem: FamilyProblem, xval: np.ndarray, cluster) -> float:
@@ -76,10 +87,8 @@ def cut_row(problem: FamilyProblem, cluster) -> tuple[np.ndarray, float | None, 
     with fewer nonzeros is returned (as GOBNILP does), with ``None`` for an infinite side.
     """
     cl = list(cluster)
-    members = member_families(problem, cl)
-    inter = problem.has_parent_in(cl)
-    inside = np.flatnonzero(members & inter)
-    outside = np.flatnonzero(members & ~inter)
+    fams, intersecting = member_families(problem, cl)
+    inside, outside = fams[intersecting], fams[~intersecting]
     if inside.size <= outside.size:
         return inside, None, float(len(cl) - 1)
     return outside, 1.0, None

@@ -38,8 +38,49 @@ def _best(v, pos, limit, extra, banned, fam_ptr, par_ptr, par_idx):
 
 
 @njit(cache=True, nogil=True)
+def _candidate_lists(n, fam_ptr, par_ptr, par_idx):
+    """CSR of each node's candidate parents (in any of its families) and of its candidate
+    children (the nodes with it as a candidate parent), each without repeats."""
+    seen = np.full(n, -1, dtype=np.int64)
+    cp_ptr = np.zeros(n + 1, dtype=np.int64)
+    cp_idx = np.empty(par_idx.size, dtype=np.int64)
+    for v in range(n):
+        k = cp_ptr[v]
+        for q in range(par_ptr[fam_ptr[v]], par_ptr[fam_ptr[v + 1]]):
+            p = par_idx[q]
+            if seen[p] != v:
+                seen[p] = v
+                cp_idx[k] = p
+                k += 1
+        cp_ptr[v + 1] = k
+    cc_ptr = np.zeros(n + 1, dtype=np.int64)
+    for k in range(cp_ptr[n]):
+        cc_ptr[cp_idx[k] + 1] += 1
+    cc_ptr = np.cumsum(cc_ptr)
+    cc_idx = np.empty(cp_ptr[n], dtype=np.int64)
+    fill = cc_ptr[:-1].copy()
+    for v in range(n):
+        for k in range(cp_ptr[v], cp_ptr[v + 1]):
+            cc_idx[fill[cp_idx[k]]] = v
+            fill[cp_idx[k]] += 1
+    return cp_ptr, cp_idx[:cp_ptr[n]], cc_ptr, cc_idx
+
+
+@njit(cache=True, nogil=True)
+def _mark(flags, ptr, idx, v, value):
+    for k in range(ptr[v], ptr[v + 1]):
+        flags[idx[k]] = value
+
+
+@njit(cache=True, nogil=True)
 def _search(order, score, fam_ptr, par_ptr, par_idx, max_passes):
+    """Insertion moves until none improves. Passing ``u`` changes ``u``'s best family only if
+    ``v`` is a candidate parent of ``u``, and ``v``'s only if ``u`` is one of ``v``'s, so the
+    other positions cost O(1); a move changes the best families inside the moved range only."""
     n = order.size
+    cp_ptr, cp_idx, cc_ptr, cc_idx = _candidate_lists(n, fam_ptr, par_ptr, par_idx)
+    parent_of_v = np.zeros(n, dtype=np.bool_)
+    child_of_v = np.zeros(n, dtype=np.bool_)
     pos = np.empty(n, dtype=np.int64)
     best = np.empty(n, dtype=np.int64)
     for i in range(n):
@@ -51,36 +92,46 @@ def _search(order, score, fam_ptr, par_ptr, par_idx, max_passes):
         for v0 in range(n):
             v = order[v0]
             i = pos[v]
-            gain, move_to, total = 0.0, i, 0.0
+            _mark(parent_of_v, cp_ptr, cp_idx, v, True)
+            _mark(child_of_v, cc_ptr, cc_idx, v, True)
+            gain, move_to, total, fv = 0.0, i, 0.0, best[v]
             for j in range(i - 1, -1, -1):  # v jumps ahead of u = order[j]: u may now use v
                 u = order[j]
-                fu = _best(u, pos, pos[u], v, -1, fam_ptr, par_ptr, par_idx)
-                total += score[fu] - score[best[u]]
-                fv = _best(v, pos, j, -1, -1, fam_ptr, par_ptr, par_idx)
-                if fv < 0:
-                    break
+                if child_of_v[u]:
+                    fu = _best(u, pos, pos[u], v, -1, fam_ptr, par_ptr, par_idx)
+                    total += score[fu] - score[best[u]]
+                if parent_of_v[u]:
+                    fv = _best(v, pos, j, -1, -1, fam_ptr, par_ptr, par_idx)
+                    if fv < 0:
+                        break
                 if total + score[fv] - score[best[v]] > gain + _MIN_GAIN:
                     gain, move_to = total + score[fv] - score[best[v]], j
-            total = 0.0
+            total, fv = 0.0, best[v]
             for j in range(i + 1, n):  # v falls behind u = order[j]: u loses v
                 u = order[j]
-                fu = _best(u, pos, pos[u], -1, v, fam_ptr, par_ptr, par_idx)
-                if fu < 0:
-                    break
-                total += score[fu] - score[best[u]]
-                fv = _best(v, pos, j + 1, -1, -1, fam_ptr, par_ptr, par_idx)
+                if child_of_v[u]:
+                    fu = _best(u, pos, pos[u], -1, v, fam_ptr, par_ptr, par_idx)
+                    if fu < 0:
+                        break
+                    total += score[fu] - score[best[u]]
+                if parent_of_v[u]:
+                    fv = _best(v, pos, j + 1, -1, -1, fam_ptr, par_ptr, par_idx)
                 if total + score[fv] - score[best[v]] > gain + _MIN_GAIN:
                     gain, move_to = total + score[fv] - score[best[v]], j
+            _mark(parent_of_v, cp_ptr, cp_idx, v, False)
+            _mark(child_of_v, cc_ptr, cc_idx, v, False)
             if move_to != i:
                 improved = True
+                lo, hi = min(i, move_to), max(i, move_to)
                 if move_to < i:
                     order[move_to + 1:i + 1] = order[move_to:i].copy()
                 else:
                     order[i:move_to] = order[i + 1:move_to + 1].copy()
                 order[move_to] = v
-                for k in range(n):
+                for k in range(lo, hi + 1):
                     pos[order[k]] = k
-                for w in range(n):
+                for k in range(lo, hi + 1):
+                    w = order[k]
                     best[w] = _best(w, pos, pos[w], -1, -1, fam_ptr, par_ptr, par_idx)
         if not improved:
             break

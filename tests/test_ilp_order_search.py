@@ -45,9 +45,10 @@ def _random_dag_families(problem, rng) -> list[int]:
 
 
 @pytest.mark.parametrize("seed", range(25))
-def test_never_worse_acyclic_and_locally_optimal(seed):
+@pytest.mark.parametrize("n, palim, keep", [(5, 3, 0.8), (9, 2, 0.1)])  # dense; few candidate parents
+def test_never_worse_acyclic_and_locally_optimal(seed, n, palim, keep):
     rng = np.random.default_rng(seed)
-    problem = build_problem(random_table(5 + seed % 4, 900 + seed, palim=3, keep=0.8))
+    problem = build_problem(random_table(n + seed % 4, 900 + seed, palim=palim, keep=keep))
     start = _random_dag_families(problem, rng)
     result = improve_by_order(problem, start)
     assert [int(problem.child[f]) for f in result] == list(range(problem.n))
