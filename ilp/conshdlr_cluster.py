@@ -3,11 +3,11 @@
 Checks and enforces acyclicity on integral solutions (a directed cycle ``C`` of the chosen
 families violates the cluster constraint of ``C`` by 1, which is added as a cut) and separates
 cluster cuts from fractional LP solutions: the greedy finder (:mod:`ilp.greedy_cuts`) first, the
-exact sub-IP (:mod:`ilp.subip`) when the greedy finder fails (Cussens 2011; Bartlett & Cussens
-2017). When no cluster cut is violated, 4-node convex-hull cuts (:mod:`ilp.convex4`) are
-separated instead, as GOBNILP does. Cuts are globally valid rows, also stored in SCIP's global
-cut pool. Domain propagation
-(:mod:`ilp.propagation`) fixes to 0 the families that would close a cycle with implied arcs.
+exact sub-IP (:mod:`ilp.subip`) when the greedy finder fails and, at the root, every few rounds
+(Cussens 2011; Bartlett & Cussens 2017). When no cluster cut is violated, 4-node convex-hull
+cuts (:mod:`ilp.convex4`) are separated instead, as GOBNILP does. Cuts are globally valid rows,
+also stored in SCIP's global cut pool. Domain propagation (:mod:`ilp.propagation`) fixes to 0
+the families that would close a cycle with implied arcs.
 Separation and propagation are callbacks of this handler, as in GOBNILP's ``cons_dagcluster.c``,
 not separate separator or propagator plugins.
 """
@@ -63,6 +63,16 @@ class ClusterConshdlr(Plugin, Conshdlr):
         """Add ``lhs <= sum x[fams] <= rhs`` as a global cut; True if it proves infeasibility."""
         return self.add_cut(self._family_vars(fams), lhs, rhs, kind, force=force)
 
+    def _exact_round(self, greedy_found: bool) -> bool:
+        """Whether this separation round also runs the exact search: when the greedy finder
+        failed, and at the root every ``subip_root_every`` rounds even when it succeeded (the
+        greedy cuts then tail off while a far more violated cluster is left)."""
+        options, depth = self.options, self.model.getDepth()
+        if not options.subip or depth > options.subip_maxdepth:
+            return False
+        every = options.subip_root_every
+        return not greedy_found or (depth == 0 and every > 0 and self.stats["root_rounds"] % every == 0)
+
     # -- callbacks ---------------------------------------------------------------------------
     @guarded
     def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason, completely):
@@ -117,22 +127,20 @@ class ClusterConshdlr(Plugin, Conshdlr):
             self.stats["root_rounds"] += 1
         xval = self.tx.lp_values(self.model)
         self.stats["greedy_calls"] += 1
-        clusters, kind = greedy_clusters(self.problem, xval, min_excess=self.min_excess), "greedy_cuts"
-        options = self.options
-        if not clusters and options.subip and self.model.getDepth() <= options.subip_maxdepth:
+        greedy = greedy_clusters(self.problem, xval, min_excess=self.min_excess)
+        rows = [(*cut_row(self.problem, cluster), "greedy_cuts") for cluster in greedy]
+        if self._exact_round(bool(greedy)):
             self.stats["subip_calls"] += 1
-            clusters, _ = subip_clusters(
-                self.problem, xval, time_limit=options.subip_time_limit,
-                min_excess=self.min_excess, seed=options.seed,
+            exact, _ = subip_clusters(
+                self.problem, xval, time_limit=self.options.subip_time_limit,
+                min_excess=self.min_excess, seed=self.options.seed,
             )
-            kind = "subip_cuts"
-        rows = [cut_row(self.problem, cluster) for cluster in clusters]
-        if not rows and options.convex4:
-            rows = [(convex4_row(self.problem, quad), None, 2.0) for quad in violated_convex4(
+            rows += [(*cut_row(self.problem, cluster), "subip_cuts") for cluster in exact if cluster not in greedy]
+        if not rows and self.options.convex4:
+            rows = [(convex4_row(self.problem, quad), None, 2.0, "convex4_cuts") for quad in violated_convex4(
                 self.problem, xval, min_excess=self.min_excess)]
-            kind = "convex4_cuts"
         result = SCIP_RESULT.DIDNOTFIND
-        for fams, lhs, rhs in rows:
+        for fams, lhs, rhs, kind in rows:
             if self._add_row(fams, lhs, rhs, kind):
                 result = SCIP_RESULT.CUTOFF
                 break

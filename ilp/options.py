@@ -55,6 +55,13 @@ class ILPOptions:
     """Deepest node at which the exact separation runs (0: the root only)."""
     subip_time_limit: float = 5.0
     """Seconds for one exact separation call."""
+    subip_root_every: int = 10
+    """At the root, the exact separation also runs every this many cut rounds when the greedy
+    finder did find cuts (0: only when it finds none). Late in the root the greedy cuts are
+    barely violated while the most violated cluster is not (pathfinder's hybrid table after
+    100 s: 0.22); with 10, pathfinder's table (palim 2) is proven optimal in 81 CPU s instead
+    of still being at the root after 150 s, munin1's in 336 s instead of 622 s
+    (docs/benchmarks.md)."""
     root_rounds: int = -1
     """Cut rounds at the root before branching (SCIP's ``separating/maxroundsroot``; -1: until
     no round finds a cut). No bound suits every table (docs/benchmarks.md): pathfinder's hybrid
@@ -97,7 +104,7 @@ class ILPOptions:
         if self.root_rounds < -1:
             raise ILPInputError(f"root_rounds must be -1 (no limit) or a non-negative int, "
                                 f"got {self.root_rounds!r}")
-        for name in ("seed", "dp_max_vars"):
+        for name in ("seed", "dp_max_vars", "subip_root_every"):
             if getattr(self, name) < 0:
                 raise ILPInputError(f"{name} must be a non-negative int, got {getattr(self, name)!r}")
         if isinstance(self.subip_time_limit, bool) or not (

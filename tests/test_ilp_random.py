@@ -83,6 +83,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
     {"arc_vars": False}, {"cluster_3": True}, {"subip": False}, {"sinks_freq": -1, "warm_start": False},
     {"prop_freq": -1, "sepa_freq": 1, "subip_maxdepth": 100}, {"sepa_freq": 0, "arc_branch_priority": 0},
     {"convex4": False, "set_packing": False}, {"root_rounds": 1}, {"root_rounds": -1},
+    {"subip_root_every": 0}, {"subip_root_every": 1},
 ])
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
@@ -101,6 +102,18 @@ def test_root_rounds_bound_the_root_cut_loop_and_keep_the_optimum(seed):
     assert limited.stats["root_rounds"] == 1
     assert limited.objective == pytest.approx(unlimited.objective, rel=1e-12)
     _check_result(table, limited)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_separation_every_root_round_keeps_the_optimum(seed):
+    table = random_table(12, 300 + seed, palim=3)
+    plain = replace(SCIP, set_packing=False, convex4=False)
+    only_on_failure = solve_ilp(table, replace(plain, subip_root_every=0))
+    every_round = solve_ilp(table, replace(plain, subip_root_every=1))
+    assert only_on_failure.stats["subip_calls"] < only_on_failure.stats["root_rounds"]
+    assert every_round.stats["subip_calls"] >= every_round.stats["root_rounds"]
+    assert every_round.objective == pytest.approx(only_on_failure.objective, rel=1e-12)
+    _check_result(table, every_round)
 
 
 def test_time_limit_returns_best_dag_with_bound():
