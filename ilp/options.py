@@ -50,7 +50,7 @@ class ILPOptions:
     N=5000 root bound -53,296.4 instead of -53,115.8; optimum -53,531.96)."""
     subip: bool = True
     """Exact cluster-cut separation (enumeration or sub-IP, :mod:`ilp.subip`) when the greedy
-    finder fails."""
+    finder fails, and at the root as ``subip_root_every`` says."""
     subip_maxdepth: int = 0
     """Deepest node at which the exact separation runs (0: the root only)."""
     subip_time_limit: float = 5.0
@@ -59,15 +59,15 @@ class ILPOptions:
     """At the root, the exact separation also runs every this many cut rounds when the greedy
     finder did find cuts (0: only when it finds none). Late in the root the greedy cuts are
     barely violated while the most violated cluster is not (pathfinder's hybrid table after
-    100 s: 0.22); with 10, pathfinder's table (palim 2) is proven optimal in 81 CPU s instead
-    of still being at the root after 150 s, munin1's in 336 s instead of 622 s
+    100 s: 0.22); with 10, pathfinder's table (palim 2) is proven optimal in 80 CPU s instead
+    of still being at the root after 150 s, munin1's in 301 s instead of 622 s
     (docs/benchmarks.md)."""
     root_rounds: int = -1
     """Cut rounds at the root before branching (SCIP's ``separating/maxroundsroot``; -1: until
-    no round finds a cut). No bound suits every table (docs/benchmarks.md): pathfinder's hybrid
-    table (palim 2) is proven optimal in 70 CPU s with 200 rounds and is still at the root after
-    150 s without a limit, munin1's (palim 2) needs its 985 rounds (optimal in 622 s; with 250,
-    a 0.46 % gap after 605 s)."""
+    no round finds a cut). No bound suits every table (docs/benchmarks.md): with the exact
+    separation only on greedy failures, pathfinder's hybrid table (palim 2) was proven optimal in
+    70 CPU s with 200 rounds and still at the root after 150 s without a limit, while munin1's
+    (palim 2) needed its 985 rounds (optimal in 622 s; with 250, a 0.46 % gap after 605 s)."""
     prop_freq: int = 1
     """Depth frequency of acyclicity propagation (:mod:`ilp.propagation`)."""
 
