@@ -60,13 +60,7 @@ def member_families(problem: FamilyProblem, cluster) -> tuple[np.ndarray, np.nda
     members = np.unique(np.asarray(list(cluster), dtype=np.int64))
     starts = problem.fam_ptr[members]
     fams = segment_indices(starts, problem.fam_ptr[members + 1] - starts)
-    first = problem.par_ptr[fams]
-    sizes = problem.par_ptr[fams + 1] - first
-    inside = np.zeros(problem.n, dtype=bool)
-    inside[members] = True
-    hit = inside[problem.par_idx[segment_indices(first, sizes)]]
-    owner = np.repeat(np.arange(fams.size), sizes)
-    return fams, np.bincount(owner[hit], minlength=fams.size) > 0
+    return fams, problem.has_parent_in(members, fams)
 
 
 def intersecting_families(problem: FamilyProblem, cluster) -> np.ndarray:

@@ -38,47 +38,18 @@ def _best(v, pos, limit, extra, banned, fam_ptr, par_ptr, par_idx):
 
 
 @njit(cache=True, nogil=True)
-def _candidate_lists(n, fam_ptr, par_ptr, par_idx):
-    """CSR of each node's candidate parents (in any of its families) and of its candidate
-    children (the nodes with it as a candidate parent), each without repeats."""
-    seen = np.full(n, -1, dtype=np.int64)
-    cp_ptr = np.zeros(n + 1, dtype=np.int64)
-    cp_idx = np.empty(par_idx.size, dtype=np.int64)
-    for v in range(n):
-        k = cp_ptr[v]
-        for q in range(par_ptr[fam_ptr[v]], par_ptr[fam_ptr[v + 1]]):
-            p = par_idx[q]
-            if seen[p] != v:
-                seen[p] = v
-                cp_idx[k] = p
-                k += 1
-        cp_ptr[v + 1] = k
-    cc_ptr = np.zeros(n + 1, dtype=np.int64)
-    for k in range(cp_ptr[n]):
-        cc_ptr[cp_idx[k] + 1] += 1
-    cc_ptr = np.cumsum(cc_ptr)
-    cc_idx = np.empty(cp_ptr[n], dtype=np.int64)
-    fill = cc_ptr[:-1].copy()
-    for v in range(n):
-        for k in range(cp_ptr[v], cp_ptr[v + 1]):
-            cc_idx[fill[cp_idx[k]]] = v
-            fill[cp_idx[k]] += 1
-    return cp_ptr, cp_idx[:cp_ptr[n]], cc_ptr, cc_idx
-
-
-@njit(cache=True, nogil=True)
 def _mark(flags, ptr, idx, v, value):
     for k in range(ptr[v], ptr[v + 1]):
         flags[idx[k]] = value
 
 
 @njit(cache=True, nogil=True)
-def _search(order, score, fam_ptr, par_ptr, par_idx, max_passes):
+def _search(order, score, fam_ptr, par_ptr, par_idx, cp_ptr, cp_idx, cc_ptr, cc_idx, max_passes):
     """Insertion moves until none improves. Passing ``u`` changes ``u``'s best family only if
     ``v`` is a candidate parent of ``u``, and ``v``'s only if ``u`` is one of ``v``'s, so the
-    other positions cost O(1); a move changes the best families inside the moved range only."""
+    other positions cost O(1); a move changes the best families inside the moved range only.
+    ``cp_*`` / ``cc_*``: candidate parents / children (:attr:`FamilyProblem.candidate_arcs`)."""
     n = order.size
-    cp_ptr, cp_idx, cc_ptr, cc_idx = _candidate_lists(n, fam_ptr, par_ptr, par_idx)
     parent_of_v = np.zeros(n, dtype=np.bool_)
     child_of_v = np.zeros(n, dtype=np.bool_)
     pos = np.empty(n, dtype=np.int64)
@@ -142,7 +113,8 @@ def search_orders(problem: FamilyProblem, order, *, max_passes: int = 20) -> tup
     """Insertion moves from ``order`` (at most ``max_passes`` sweeps over the nodes): the final
     order and the best family of each child for it. Every node needs a family fitting ``order``."""
     order = np.array(order, dtype=np.int64)
-    best = _search(order, problem.score, problem.fam_ptr, problem.par_ptr, problem.par_idx, max_passes)
+    best = _search(order, problem.score, problem.fam_ptr, problem.par_ptr, problem.par_idx,
+                   *problem.candidate_arcs, max_passes)
     return order, best.tolist()
 
 

@@ -67,11 +67,29 @@ class FamilyProblem:
         """The family of each entry of ``par_idx``."""
         return np.repeat(np.arange(self.n_families), np.diff(self.par_ptr))
 
-    def has_parent_in(self, nodes) -> np.ndarray:
-        """Boolean mask of the families with at least one parent in ``nodes``."""
+    @cached_property
+    def candidate_arcs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The distinct arcs ``u -> v`` of the families as ``(parent_ptr, parents, child_ptr,
+        children)``: each node's candidate parents ``parents[parent_ptr[v]:parent_ptr[v + 1]]``
+        and candidate children ``children[child_ptr[u]:child_ptr[u + 1]]``, ascending."""
+        heads, n = self.child[self.member_family], self.n
+        by_child = np.unique(heads * n + self.par_idx)
+        by_parent = np.unique(self.par_idx * n + heads)
+        bounds = np.arange(n + 1) * n
+        return (np.searchsorted(by_child, bounds), by_child % n,
+                np.searchsorted(by_parent, bounds), by_parent % n)
+
+    def has_parent_in(self, nodes, families: np.ndarray | None = None) -> np.ndarray:
+        """Whether each family (of ``families``, default all, in that order) has at least one
+        parent in ``nodes``; only those families' parents are read."""
         inside = np.zeros(self.n, dtype=bool)
         inside[list(nodes)] = True
-        return np.bincount(self.member_family[inside[self.par_idx]], minlength=self.n_families) > 0
+        if families is None:
+            return np.bincount(self.member_family[inside[self.par_idx]], minlength=self.n_families) > 0
+        first = self.par_ptr[families]
+        sizes = self.par_ptr[families + 1] - first
+        hit = inside[self.par_idx[segment_indices(first, sizes)]]
+        return np.bincount(np.repeat(np.arange(families.size), sizes)[hit], minlength=families.size) > 0
 
     def parent_matrix(self, families: np.ndarray) -> np.ndarray:
         """Dense parent indicator of ``families``: ``out[i, u]`` iff ``u`` is a parent in ``families[i]``."""

@@ -77,3 +77,17 @@ def test_rejects_a_cyclic_start():
     cyclic = [int(f) for v in range(2) for f in problem.families_of(v) if problem.parents_of(f)]
     with pytest.raises(ValueError, match="cycle"):
         improve_by_order(problem, cyclic)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_candidate_arcs_and_parent_hits_match_the_families(seed):
+    problem = build_problem(random_table(9, 40 + seed, palim=2, keep=0.15))
+    arcs = {(u, int(problem.child[f])) for f in range(problem.n_families) for u in problem.parents_of(f)}
+    parent_ptr, parents, child_ptr, children = problem.candidate_arcs
+    for v in range(problem.n):
+        assert parents[parent_ptr[v]:parent_ptr[v + 1]].tolist() == sorted(u for u, w in arcs if w == v)
+        assert children[child_ptr[v]:child_ptr[v + 1]].tolist() == sorted(w for u, w in arcs if u == v)
+    nodes, fams = [1, 4, 6], np.arange(problem.n_families)[::-2]
+    expected = [bool(set(problem.parents_of(f)) & set(nodes)) for f in fams]
+    assert problem.has_parent_in(nodes, fams).tolist() == expected
+    assert problem.has_parent_in(nodes)[fams].tolist() == expected
