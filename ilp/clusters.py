@@ -8,6 +8,8 @@ For a cluster ``C`` (``|C| >= 2``) of an acyclic graph some member has no parent
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -54,19 +56,19 @@ class LPSupport:
 
 
 def member_families(problem: FamilyProblem, cluster) -> tuple[np.ndarray, np.ndarray]:
-    """The families of the members of ``cluster`` (ascending) and, for each, whether it has a
-    parent in ``cluster``; only the members' families are visited, so a cut on a large table
-    costs what its members hold."""
+    """The families of the members of ``cluster`` (ascending) and, for each, how many of its
+    parents are in ``cluster``; only the members' families are visited, so a cut on a large
+    table costs what its members hold."""
     members = np.unique(np.asarray(list(cluster), dtype=np.int64))
     starts = problem.fam_ptr[members]
     fams = segment_indices(starts, problem.fam_ptr[members + 1] - starts)
-    return fams, problem.has_parent_in(members, fams)
+    return fams, problem.parents_in(members, fams)
 
 
 def intersecting_families(problem: FamilyProblem, cluster) -> np.ndarray:
     """Indices of families of members of ``cluster`` with at least one parent in ``cluster``."""
-    fams, intersecting = member_families(problem, cluster)
-    return fams[intersecting]
+    fams, inside = member_families(problem, cluster)
+    return fams[inside > 0]
 
 
 def cluster_excess(problem: FamilyProblem, xval: np.ndarray, cluster) -> float:
@@ -74,15 +76,55 @@ def cluster_excess(problem: FamilyProblem, xval: np.ndarray, cluster) -> float:
     return float(xval[intersecting_families(problem, cluster)].sum()) - (len(cluster) - 1)
 
 
-def cut_row(problem: FamilyProblem, cluster) -> tuple[np.ndarray, float | None, float | None]:
-    """The shorter of the two equivalent forms of the cut: ``(families, lhs, rhs)``.
+@dataclass(frozen=True)
+class CutRow:
+    """A cluster cut as an LP row: ``lhs <= sum family_coefs * I(families) + sum_{(u, v) in
+    arcs} I(u -> v) <= rhs`` (``None``: no bound on that side)."""
 
-    Either ``sum_{intersecting} x <= |C| - 1`` or ``sum_{non-intersecting} x >= 1``; the row
-    with fewer nonzeros is returned (as GOBNILP does), with ``None`` for an infinite side.
+    families: np.ndarray
+    family_coefs: np.ndarray
+    arcs: list[tuple[int, int]]
+    lhs: float | None
+    rhs: float | None
+
+
+def cut_row(problem: FamilyProblem, cluster, *, arc_min_saving: int | None = None) -> CutRow:
+    """The cluster cut of ``cluster`` as a short LP row.
+
+    Member ``v``'s share ``sum_{W ∩ C ≠ ∅} I(W -> v)`` equals ``1 - sum_{W ∩ C = ∅} I(W -> v)``
+    given the convexity row of ``v`` and, given the arc rows ``I(u -> v) = sum_{W ∋ u}
+    I(W -> v)``, ``sum_{u in C} I(u -> v) - sum_W (|W ∩ C| - 1)^+ I(W -> v)``, a few arcs and
+    the families with two or more parents in ``C``. Every form gives the same LP cut. A member
+    whose arc form is at least ``arc_min_saving`` nonzeros shorter than the other two takes it
+    (``None``: never; the model needs arc variables); the rest of the row takes the shorter of
+    the first two forms over all its members, as GOBNILP does. A member with tens of thousands
+    of families (pathfinder's 63-state node) otherwise puts thousands of nonzeros into almost
+    every cut, which every dual simplex iteration reads (docs/benchmarks.md).
     """
-    cl = list(cluster)
-    fams, intersecting = member_families(problem, cl)
-    inside, outside = fams[intersecting], fams[~intersecting]
-    if inside.size <= outside.size:
-        return inside, None, float(len(cl) - 1)
-    return outside, 1.0, None
+    members = np.unique(np.asarray(list(cluster), dtype=np.int64))
+    fams, inside = member_families(problem, members)
+    member = np.searchsorted(members, problem.child[fams])
+    count = lambda mask: np.bincount(member[mask], minlength=members.size)  # noqa: E731
+    n_in, n_out = count(inside > 0), count(inside == 0)
+    by_arcs = np.zeros(members.size, dtype=bool)
+    if arc_min_saving is not None:
+        parent_ptr, parents = problem.candidate_arcs[:2]
+        in_cluster = np.zeros(problem.n, dtype=bool)
+        in_cluster[members] = True
+        sizes = parent_ptr[members + 1] - parent_ptr[members]
+        arc_parents = parents[segment_indices(parent_ptr[members], sizes)]
+        arc_member = np.repeat(np.arange(members.size), sizes)
+        hit = in_cluster[arc_parents]
+        n_arcs = np.bincount(arc_member[hit], minlength=members.size) + count(inside > 1)
+        by_arcs = np.minimum(n_in, n_out) - n_arcs >= arc_min_saving
+    complement = n_out[~by_arcs].sum() < n_in[~by_arcs].sum()
+    share = -(inside == 0).astype(np.float64) if complement else (inside > 0).astype(np.float64)
+    coefs = np.where(by_arcs[member], np.minimum(1 - inside, 0), share)
+    keep = coefs != 0
+    if not by_arcs.any():  # GOBNILP's row: the intersecting families <= |C| - 1, or the others >= 1
+        return CutRow(fams[keep], np.abs(coefs[keep]), [], 1.0 if complement else None,
+                      None if complement else float(members.size - 1))
+    take = hit & by_arcs[arc_member]
+    arcs = list(zip(arc_parents[take].tolist(), members[arc_member[take]].tolist()))
+    rhs = members.size - 1 - (np.count_nonzero(~by_arcs) if complement else 0)
+    return CutRow(fams[keep], coefs[keep], arcs, None, float(rhs))

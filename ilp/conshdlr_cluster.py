@@ -20,7 +20,7 @@ import numpy as np
 from pyscipopt import SCIP_RESULT, Conshdlr
 
 from graphs.dag import find_cycle
-from ilp.clusters import cut_row
+from ilp.clusters import CutRow, cut_row
 from ilp.convex4 import convex4_row, violated_convex4
 from ilp.greedy_cuts import greedy_clusters
 from ilp.model import FamilyModel
@@ -33,16 +33,21 @@ from ilp.subip import subip_clusters
 
 class ClusterConshdlr(Plugin, Conshdlr):
     """Cluster-constraint handler over the family variables ``x`` of ``problem``, separating as
-    ``options`` say (``subip``, ``subip_maxdepth``, ``subip_time_limit``, ``convex4``, ``seed``);
-    a cut counts as violated above ``min_excess``."""
+    ``options`` say (``subip``, ``subip_maxdepth``, ``subip_time_limit``, ``subip_root_every``,
+    ``convex4``, ``arc_form_min_saving``, ``seed``); ``arcs`` are the model's arc variables by
+    ``(u, v)``, which the rows may use (:func:`ilp.clusters.cut_row`); a cut counts as violated
+    above ``min_excess``."""
 
-    def __init__(self, problem: FamilyProblem, x: list, options: ILPOptions, min_excess: float = 1e-4):
+    def __init__(self, problem: FamilyProblem, x: list, options: ILPOptions, arcs: dict | None = None,
+                 min_excess: float = 1e-4):
         super().__init__(integral_cuts=0, greedy_cuts=0, subip_cuts=0, convex4_cuts=0, greedy_calls=0,
                          subip_calls=0, separation_time=0.0, prop_fixings=0, prop_cutoffs=0,
-                         root_rounds=0)
+                         root_rounds=0, arc_form_cuts=0)
         self.problem = problem
         self.x = x
         self.tx = TransformedVars(x)
+        self.arc_index = {arc: i for i, arc in enumerate(arcs or {})}
+        self.tarcs = TransformedVars(list((arcs or {}).values()))
         self.options = options
         self.min_excess = min_excess
 
@@ -59,9 +64,22 @@ class ClusterConshdlr(Plugin, Conshdlr):
         tx = self.tx.vars(self.model)
         return [tx[f] for f in fams.tolist()]
 
-    def _add_row(self, fams: np.ndarray, lhs, rhs, kind: str, force: bool = False) -> bool:
-        """Add ``lhs <= sum x[fams] <= rhs`` as a global cut; True if it proves infeasibility."""
-        return self.add_cut(self._family_vars(fams), lhs, rhs, kind, force=force)
+    def _cut_row(self, cluster) -> CutRow:
+        """The cut of ``cluster``, with arc-form members where the model has arc variables."""
+        return cut_row(self.problem, cluster,
+                       arc_min_saving=self.options.arc_form_min_saving if self.arc_index else None)
+
+    def _row_terms(self, row: CutRow) -> tuple[list, list[float]]:
+        """The transformed variables of ``row`` and their coefficients."""
+        arcs = self.tarcs.vars(self.model)
+        return (self._family_vars(row.families) + [arcs[self.arc_index[a]] for a in row.arcs],
+                row.family_coefs.tolist() + [1.0] * len(row.arcs))
+
+    def _add_row(self, row: CutRow, kind: str, force: bool = False) -> bool:
+        """Add the cluster cut ``row`` as a global cut; True if it proves infeasibility."""
+        variables, coefs = self._row_terms(row)
+        self.stats["arc_form_cuts"] += bool(row.arcs)
+        return self.add_cut(variables, row.lhs, row.rhs, kind, coefs=coefs, force=force)
 
     def _exact_round(self, greedy_found: bool) -> bool:
         """Whether this separation round also runs the exact search: when the greedy finder
@@ -84,7 +102,7 @@ class ClusterConshdlr(Plugin, Conshdlr):
         cycle = self._cycle(self.tx.lp_values(self.model))
         if cycle is None:
             return {"result": SCIP_RESULT.FEASIBLE}
-        if self._add_row(*cut_row(self.problem, cycle), "integral_cuts", force=True):
+        if self._add_row(self._cut_row(cycle), "integral_cuts", force=True):
             return {"result": SCIP_RESULT.CUTOFF}
         return {"result": SCIP_RESULT.SEPARATED}
 
@@ -93,13 +111,15 @@ class ClusterConshdlr(Plugin, Conshdlr):
         cycle = self._cycle(self._values(None))
         if cycle is None:
             return {"result": SCIP_RESULT.FEASIBLE}
-        fams, lhs, rhs = cut_row(self.problem, cycle)
-        self.add_constraint(self._family_vars(fams), lhs, rhs, "integral_cuts", "clusterp")
+        row = self._cut_row(cycle)
+        variables, coefs = self._row_terms(row)
+        self.add_constraint(variables, row.lhs, row.rhs, "integral_cuts", "clusterp", coefs=coefs)
         return {"result": SCIP_RESULT.CONSADDED}
 
     @guarded
     def consinitsol(self, constraints):
         self.tx.reset()  # transformed variables change after each (re)presolve
+        self.tarcs.reset()
 
     @guarded
     def consprop(self, constraints, nusefulconss, nmarkedconss, proptiming):
@@ -128,20 +148,21 @@ class ClusterConshdlr(Plugin, Conshdlr):
         xval = self.tx.lp_values(self.model)
         self.stats["greedy_calls"] += 1
         greedy = greedy_clusters(self.problem, xval, min_excess=self.min_excess)
-        rows = [(*cut_row(self.problem, cluster), "greedy_cuts") for cluster in greedy]
+        rows = [(self._cut_row(cluster), "greedy_cuts") for cluster in greedy]
         if self._exact_round(bool(greedy)):
             self.stats["subip_calls"] += 1
             exact, _ = subip_clusters(
                 self.problem, xval, time_limit=self.options.subip_time_limit,
                 min_excess=self.min_excess, seed=self.options.seed,
             )
-            rows += [(*cut_row(self.problem, cluster), "subip_cuts") for cluster in exact if cluster not in greedy]
+            rows += [(self._cut_row(cluster), "subip_cuts") for cluster in exact if cluster not in greedy]
         if not rows and self.options.convex4:
-            rows = [(convex4_row(self.problem, quad), None, 2.0, "convex4_cuts") for quad in violated_convex4(
-                self.problem, xval, min_excess=self.min_excess)]
+            quads = violated_convex4(self.problem, xval, min_excess=self.min_excess)
+            rows = [(CutRow(fams, np.ones(fams.size), [], None, 2.0), "convex4_cuts")
+                    for fams in (convex4_row(self.problem, quad) for quad in quads)]
         result = SCIP_RESULT.DIDNOTFIND
-        for fams, lhs, rhs, kind in rows:
-            if self._add_row(fams, lhs, rhs, kind):
+        for row, kind in rows:
+            if self._add_row(row, kind):
                 result = SCIP_RESULT.CUTOFF
                 break
             result = SCIP_RESULT.SEPARATED
@@ -159,7 +180,7 @@ class ClusterConshdlr(Plugin, Conshdlr):
 def include_cluster_conshdlr(fm: FamilyModel, options: ILPOptions) -> ClusterConshdlr:
     """Include the handler (``dagcluster``) and its one constraint in ``fm``'s model: separation
     before every other separator, enforcement and checking after the integrality handler."""
-    conshdlr = ClusterConshdlr(fm.problem, fm.x, options)
+    conshdlr = ClusterConshdlr(fm.problem, fm.x, options, fm.arcs)
     model = fm.model
     model.includeConshdlr(
         conshdlr, "dagcluster", "acyclicity by cluster constraints",

@@ -39,6 +39,13 @@ class ILPOptions:
     set_packing: bool = True
     """GOBNILP's set-packing rows of :mod:`ilp.set_packing` up front (alarm N=5000 seeds 1-2 in 39
     and 38 nodes against 126 and 179 with the ``convex4`` cuts alone, seed 0 in 108 against 87)."""
+    arc_form_min_saving: int = 5000
+    """A cluster cut writes a member's share through its arc variables when that saves at least
+    this many nonzeros (:func:`ilp.clusters.cut_row`; only with ``arc_vars``). Pathfinder's
+    hybrid table at palim 3, whose 63-state node holds 46,727 of its 53,470 families, then has
+    a 0.40 % gap after 120 CPU s instead of 1.35 %. Below about 5000 the rows of tables without
+    such a node change too, without a gain: with every saving taken (1), alarm N=1000 ESS 100
+    and munin2 ended with weaker bounds (docs/benchmarks.md)."""
     cluster_3: bool = False
     """All 3-node cluster constraints up front instead of separated when violated."""
 
@@ -104,7 +111,7 @@ class ILPOptions:
         if self.root_rounds < -1:
             raise ILPInputError(f"root_rounds must be -1 (no limit) or a non-negative int, "
                                 f"got {self.root_rounds!r}")
-        for name in ("seed", "dp_max_vars", "subip_root_every"):
+        for name in ("seed", "dp_max_vars", "subip_root_every", "arc_form_min_saving"):
             if getattr(self, name) < 0:
                 raise ILPInputError(f"{name} must be a non-negative int, got {getattr(self, name)!r}")
         if isinstance(self.subip_time_limit, bool) or not (

@@ -21,6 +21,7 @@ A plugin class derives from :class:`Plugin` and one PySCIPOpt plugin kind
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable
 from typing import Any
 
@@ -58,15 +59,15 @@ class Plugin:
                                                modifiable=False, removable=True)
 
     def add_cut(self, variables: Iterable, lhs: float | None, rhs: float | None, kind: str, *,
-                force: bool = False, pool: bool = True) -> bool:
-        """Add ``lhs <= sum(variables) <= rhs`` (transformed variables; ``None``: no bound) as a cut
-        counted in ``stats[kind]``, with ``pool`` also to SCIP's global cut pool; True if it proves
-        the node infeasible."""
+                coefs: Iterable[float] | None = None, force: bool = False, pool: bool = True) -> bool:
+        """Add ``lhs <= sum(coefs * variables) <= rhs`` (transformed variables; ``None``: no bound;
+        ``coefs`` default all 1) as a cut counted in ``stats[kind]``, with ``pool`` also to SCIP's
+        global cut pool; True if it proves the node infeasible."""
         model = self.model
         row = self.empty_row(f"{kind}{self.stats[kind]}", lhs, rhs)
         model.cacheRowExtensions(row)
-        for var in variables:
-            model.addVarToRow(row, var, 1.0)
+        for var, coef in zip(variables, itertools.repeat(1.0) if coefs is None else coefs):
+            model.addVarToRow(row, var, coef)
         model.flushRowExtensions(row)
         infeasible = model.addCut(row, forcecut=force)
         if pool:
@@ -76,10 +77,11 @@ class Plugin:
         return infeasible
 
     def add_constraint(self, variables: Iterable, lhs: float | None, rhs: float | None, kind: str,
-                       name: str) -> None:
-        """Add ``sum(variables) <= rhs`` or, with ``rhs`` ``None``, ``>= lhs`` as a removable
-        constraint named ``name`` plus its count, counted in ``stats[kind]``."""
-        expr = quicksum(variables)
+                       name: str, *, coefs: Iterable[float] | None = None) -> None:
+        """Add ``sum(coefs * variables) <= rhs`` or, with ``rhs`` ``None``, ``>= lhs`` (``coefs``
+        default all 1) as a removable constraint named ``name`` plus its count, counted in
+        ``stats[kind]``."""
+        expr = quicksum(variables) if coefs is None else quicksum(c * v for c, v in zip(coefs, variables))
         self.model.addCons(expr <= rhs if rhs is not None else expr >= lhs,
                            name=f"{name}{self.stats[kind]}", removable=True)
         self.stats[kind] += 1

@@ -82,14 +82,19 @@ class FamilyProblem:
     def has_parent_in(self, nodes, families: np.ndarray | None = None) -> np.ndarray:
         """Whether each family (of ``families``, default all, in that order) has at least one
         parent in ``nodes``; only those families' parents are read."""
+        return self.parents_in(nodes, families) > 0
+
+    def parents_in(self, nodes, families: np.ndarray | None = None) -> np.ndarray:
+        """How many parents in ``nodes`` each family (of ``families``, default all, in that
+        order) has; only those families' parents are read."""
         inside = np.zeros(self.n, dtype=bool)
         inside[list(nodes)] = True
         if families is None:
-            return np.bincount(self.member_family[inside[self.par_idx]], minlength=self.n_families) > 0
+            return np.bincount(self.member_family[inside[self.par_idx]], minlength=self.n_families)
         first = self.par_ptr[families]
         sizes = self.par_ptr[families + 1] - first
         hit = inside[self.par_idx[segment_indices(first, sizes)]]
-        return np.bincount(np.repeat(np.arange(families.size), sizes)[hit], minlength=families.size) > 0
+        return np.bincount(np.repeat(np.arange(families.size), sizes)[hit], minlength=families.size)
 
     def parent_matrix(self, families: np.ndarray) -> np.ndarray:
         """Dense parent indicator of ``families``: ``out[i, u]`` iff ``u`` is a parent in ``families[i]``."""

@@ -83,7 +83,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
     {"arc_vars": False}, {"cluster_3": True}, {"subip": False}, {"sinks_freq": -1, "warm_start": False},
     {"prop_freq": -1, "sepa_freq": 1, "subip_maxdepth": 100}, {"sepa_freq": 0, "arc_branch_priority": 0},
     {"convex4": False, "set_packing": False}, {"root_rounds": 1}, {"root_rounds": -1},
-    {"subip_root_every": 0}, {"subip_root_every": 1},
+    {"subip_root_every": 0}, {"subip_root_every": 1}, {"arc_form_min_saving": 0},
 ])
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
@@ -114,6 +114,19 @@ def test_exact_separation_every_root_round_keeps_the_optimum(seed):
     assert every_round.stats["subip_calls"] >= every_round.stats["root_rounds"]
     assert every_round.objective == pytest.approx(only_on_failure.objective, rel=1e-12)
     _check_result(table, every_round)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cuts_in_arc_form_keep_the_optimum(seed):
+    table = random_table(12, 300 + seed, palim=3)
+    plain = replace(SCIP, set_packing=False, convex4=False)
+    score, _ = exact_optimum(table)
+    by_arcs = solve_ilp(table, replace(plain, arc_form_min_saving=0))
+    without = solve_ilp(table, replace(plain, arc_form_min_saving=10**9))
+    assert by_arcs.stats["arc_form_cuts"] > 0 and without.stats["arc_form_cuts"] == 0
+    assert by_arcs.objective == pytest.approx(score, rel=1e-9)
+    assert without.objective == pytest.approx(score, rel=1e-9)
+    _check_result(table, by_arcs)
 
 
 def test_time_limit_returns_best_dag_with_bound():

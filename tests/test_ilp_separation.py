@@ -9,7 +9,7 @@ import pytest
 from helpers import random_table
 
 from graphs.dag import is_acyclic
-from ilp.clusters import cluster_excess, cut_row, intersecting_families
+from ilp.clusters import cluster_excess, cut_row, member_families
 from ilp.greedy_cuts import greedy_clusters
 from ilp.sinks import sinks_dag
 from ilp.problem import build_problem
@@ -69,17 +69,36 @@ def test_integral_cycle_is_a_violated_cluster():
     assert (0, 1, 2) in found
 
 
-@pytest.mark.parametrize("cluster", [(0, 1), (0, 2, 3), (1, 2, 3, 4)])
-def test_cut_row_forms_agree(cluster):
-    problem = build_problem(random_table(5, 2, palim=2))
-    fams, lhs, rhs = cut_row(problem, cluster)
-    members = np.isin(problem.child, cluster)
-    inside = intersecting_families(problem, cluster)
-    if rhs is not None:
-        assert np.array_equal(fams, inside) and rhs == len(cluster) - 1 and lhs is None
-    else:
-        outside = set(np.flatnonzero(members).tolist()) - set(inside.tolist())
-        assert lhs == 1.0 and set(fams.tolist()) == outside
+def _row_slack(problem, row, x) -> float:
+    """``lhs - rhs`` of a cut row at family values ``x``, with the arc values they imply."""
+    arcs = problem.arc_families()
+    lhs = row.family_coefs @ x[row.families] + sum(x[arcs[a]].sum() for a in row.arcs)
+    return float(lhs - row.rhs if row.rhs is not None else row.lhs - lhs)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("arc_min_saving", [None, 0, 2])
+def test_cut_row_equals_the_cluster_excess_at_any_point(seed, arc_min_saving):
+    """Every form of the row is the cluster constraint given convexity and the arc rows: its slack
+    at a fractional point is the cluster's excess, for every cluster of a small table."""
+    rng = np.random.default_rng(seed)
+    problem = build_problem(random_table(6, seed, palim=3))
+    x = _fractional_point(problem, rng, support=4)
+    forms = set()
+    for k in range(2, problem.n + 1):
+        for cluster in itertools.combinations(range(problem.n), k):
+            row = cut_row(problem, cluster, arc_min_saving=arc_min_saving)
+            assert _row_slack(problem, row, x) == pytest.approx(cluster_excess(problem, x, cluster))
+            fams, inside = member_families(problem, cluster)
+            assert np.all(np.isin(row.families, fams)) and row.family_coefs.all()
+            forms.add((bool(row.arcs), row.lhs is not None))
+            if not row.arcs:  # GOBNILP's two forms
+                assert (row.family_coefs == 1).all()
+                assert (row.lhs, row.rhs) in ((None, len(cluster) - 1), (1.0, None))
+    if arc_min_saving is None:
+        assert forms == {(False, False), (False, True)}
+    elif arc_min_saving == 0:
+        assert (True, False) in forms
 
 
 @pytest.mark.parametrize("seed", range(6))
