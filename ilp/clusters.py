@@ -104,7 +104,10 @@ def cut_row(problem: FamilyProblem, cluster, *, arc_min_saving: int | None = Non
     members = np.unique(np.asarray(list(cluster), dtype=np.int64))
     fams, inside = member_families(problem, members)
     member = np.searchsorted(members, problem.child[fams])
-    count = lambda mask: np.bincount(member[mask], minlength=members.size)  # noqa: E731
+
+    def count(mask):  # families per member
+        return np.bincount(member[mask], minlength=members.size)
+
     n_in, n_out = count(inside > 0), count(inside == 0)
     by_arcs = np.zeros(members.size, dtype=bool)
     if arc_min_saving is not None:

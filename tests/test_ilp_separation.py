@@ -111,7 +111,6 @@ def test_sinks_heuristic_builds_a_dag(seed):
         assert is_acyclic(problem.dag_of(chosen))
 
 
-
 def test_ctrl_c_during_a_sub_ip_interrupts_the_outer_solve(monkeypatch):
     """A SIGINT that arrives while a cluster sub-IP runs belongs to the outer solve: the sub-SCIP
     must not catch it (it would reset SCIP's interrupt flag and the outer solve would run on)."""
