@@ -121,12 +121,13 @@ def cut_row(problem: FamilyProblem, cluster, *, arc_min_saving: int | None = Non
         n_arcs = np.bincount(arc_member[hit], minlength=members.size) + count(inside > 1)
         by_arcs = np.minimum(n_in, n_out) - n_arcs >= arc_min_saving
     complement = n_out[~by_arcs].sum() < n_in[~by_arcs].sum()
-    share = -(inside == 0).astype(np.float64) if complement else (inside > 0).astype(np.float64)
-    coefs = np.where(by_arcs[member], np.minimum(1 - inside, 0), share)
-    keep = coefs != 0
+    share = ((inside == 0) if complement else (inside > 0)).astype(np.float64)
     if not by_arcs.any():  # GOBNILP's row: the intersecting families <= |C| - 1, or the others >= 1
-        return CutRow(fams[keep], np.abs(coefs[keep]), [], 1.0 if complement else None,
+        keep = share > 0
+        return CutRow(fams[keep], share[keep], [], 1.0 if complement else None,
                       None if complement else float(members.size - 1))
+    coefs = np.where(by_arcs[member], np.minimum(1 - inside, 0), -share if complement else share)
+    keep = coefs != 0
     take = hit & by_arcs[arc_member]
     arcs = list(zip(arc_parents[take].tolist(), members[arc_member[take]].tolist()))
     rhs = members.size - 1 - (np.count_nonzero(~by_arcs) if complement else 0)
