@@ -75,6 +75,14 @@ class ILPOptions:
     separation only on greedy failures, pathfinder's hybrid table (palim 2) was proven optimal in
     70 CPU s with 200 rounds and still at the root after 150 s without a limit, while munin1's
     (palim 2) needed its 985 rounds (optimal in 622 s; with 250, a 0.46 % gap after 605 s)."""
+    steepest_edge_min_families: int = 5000
+    """Tables of at least this many families solve their LPs with steepest-edge pricing (SCIP's
+    ``lp/pricing`` ``s``) instead of SoPlex's default (devex on short re-solves). Each cut round
+    then needs about half the dual simplex iterations: gaps after 120 CPU s 0.16 % instead of
+    0.58 % on pathfinder's hybrid table (palim 3), 1.14 % instead of 2.79 % on alarm N=1000 ESS
+    100; pathfinder's palim 2 table proven in 47.7 s instead of 86.7 s. On small tables the dearer
+    iterations do not pay (alarm N=5000, 4,406 families: 10-12 s instead of 7-9 s), hence the
+    threshold (docs/benchmarks.md)."""
     prop_freq: int = 1
     """Depth frequency of acyclicity propagation (:mod:`ilp.propagation`)."""
 
@@ -111,7 +119,8 @@ class ILPOptions:
         if self.root_rounds < -1:
             raise ILPInputError(f"root_rounds must be -1 (no limit) or a non-negative int, "
                                 f"got {self.root_rounds!r}")
-        for name in ("seed", "dp_max_vars", "subip_root_every", "arc_form_min_saving"):
+        for name in ("seed", "dp_max_vars", "subip_root_every", "arc_form_min_saving",
+                     "steepest_edge_min_families"):
             if getattr(self, name) < 0:
                 raise ILPInputError(f"{name} must be a non-negative int, got {getattr(self, name)!r}")
         if isinstance(self.subip_time_limit, bool) or not (

@@ -5,7 +5,7 @@ constraint handler (:mod:`ilp.conshdlr_cluster`, with GOBNILP's 4-node convex-hu
 sink-finding heuristic and greedy warm start (:mod:`ilp.heur_sinks`), and sets SCIP parameters
 in the spirit of GOBNILP (Bartlett & Cussens 2017; GOBNILP manual): SCIP's own primal
 heuristics off, cluster cuts separated at every node (``sepa_freq`` 1; the exact sub-IP only at
-the root), light presolving, cheap branching.
+the root), light presolving, cheap branching, steepest-edge pricing on large tables.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class ILPSolveError(HybridBNError, RuntimeError):
     """SCIP stopped without any DAG (e.g. a time limit before the first feasible solution)."""
 
 
-def _set_parameters(model, options: ILPOptions) -> None:
+def _set_parameters(model, options: ILPOptions, n_families: int) -> None:
     model.hideOutput(not options.verbose)
     model.setHeuristics(SCIP_PARAMSETTING.OFF)
     model.setPresolve(SCIP_PARAMSETTING.FAST)
@@ -70,6 +70,8 @@ def _set_parameters(model, options: ILPOptions) -> None:
     # Conflict analysis cost 2-3 s per alarm N=5000 solve and never shortened the tree once the
     # convex4 cuts were in (docs/benchmarks.md).
     model.setParam("conflict/enable", False)
+    if n_families >= options.steepest_edge_min_families:
+        model.setParam("lp/pricing", "s")
     for name, value in options.scip_params.items():
         model.setParam(name, value)
 
@@ -128,7 +130,7 @@ def solve_ilp(
     fm = build_model(problem, arc_vars=options.arc_vars, set_packing=options.set_packing,
                      cluster_3=options.cluster_3)
     model = fm.model
-    _set_parameters(model, options)
+    _set_parameters(model, options, problem.n_families)
 
     conshdlr = include_cluster_conshdlr(fm, options)
     for a in fm.arcs.values():

@@ -11,8 +11,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from helpers import assert_consistent_solution, random_table
+from pyscipopt import Model
 
 from ilp import ILPInfeasibleError, ILPOptions, ILPResult, solve_ilp
+from ilp.solve import _set_parameters
 from scores.table import ScoreTable
 from search.exact_dp import ExactDPError, exact_optimum
 
@@ -84,6 +86,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
     {"prop_freq": -1, "sepa_freq": 1, "subip_maxdepth": 100}, {"sepa_freq": 0, "arc_branch_priority": 0},
     {"convex4": False, "set_packing": False}, {"root_rounds": 1}, {"root_rounds": -1},
     {"subip_root_every": 0}, {"subip_root_every": 1}, {"arc_form_min_saving": 0},
+    {"steepest_edge_min_families": 0},
 ])
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
@@ -91,6 +94,15 @@ def test_option_variants_stay_exact(options):
     res = solve_ilp(table, replace(SCIP, **options))
     assert res.objective == pytest.approx(score, rel=1e-9)
     _check_result(table, res)
+
+
+@pytest.mark.parametrize("n_families, pricing", [(99, "l"), (100, "s")])
+def test_tables_from_the_threshold_on_price_by_steepest_edge(n_families, pricing):
+    model = Model()
+    _set_parameters(model, ILPOptions(steepest_edge_min_families=100), n_families)
+    assert model.getParam("lp/pricing") == pricing
+    _set_parameters(model, ILPOptions(scip_params={"lp/pricing": "d"}), n_families)
+    assert model.getParam("lp/pricing") == "d"  # the caller's SCIP parameters come last
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -90,6 +90,7 @@ def test_bad_inputs(kwargs, match):
         ({"dp_max_vars": -1}, "^dp_max_vars must be a non-negative int"),
         ({"subip_root_every": -1}, "^subip_root_every must be a non-negative int, got -1$"),
         ({"arc_form_min_saving": -5}, "^arc_form_min_saving must be a non-negative int, got -5$"),
+        ({"steepest_edge_min_families": -1}, "^steepest_edge_min_families must be a non-negative int, got -1$"),
         ({"sepa_freq": -2}, "^sepa_freq must be -1 .never., 0 .root only. or positive, got -2$"),
         ({"sinks_freq": True}, "^sinks_freq must be an int, got True$"),
         ({"root_rounds": -2}, "^root_rounds must be -1 .no limit. or a non-negative int, got -2$"),
