@@ -110,7 +110,9 @@ def cut_row(problem: FamilyProblem, cluster, *, arc_min_saving: int | None = Non
 
     n_in, n_out = count(inside > 0), count(inside == 0)
     by_arcs = np.zeros(members.size, dtype=bool)
-    if arc_min_saving is not None:
+    # a member's arc form saves at most min(n_in, n_out) nonzeros, so only a member holding at
+    # least ``arc_min_saving`` families in both forms can take it (none on most tables)
+    if arc_min_saving is not None and np.minimum(n_in, n_out).max() >= arc_min_saving:
         parent_ptr, parents = problem.candidate_arcs[:2]
         in_cluster = np.zeros(problem.n, dtype=bool)
         in_cluster[members] = True

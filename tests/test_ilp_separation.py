@@ -69,9 +69,9 @@ def test_integral_cycle_is_a_violated_cluster():
     assert (0, 1, 2) in found
 
 
-def _row_slack(problem, row, x) -> float:
-    """``lhs - rhs`` of a cut row at family values ``x``, with the arc values they imply."""
-    arcs = problem.arc_families()
+def _row_slack(row, x, arcs) -> float:
+    """``lhs - rhs`` of a cut row at family values ``x``, with the arc values they imply
+    (``arcs``: the families holding each arc)."""
     lhs = row.family_coefs @ x[row.families] + sum(x[arcs[a]].sum() for a in row.arcs)
     return float(lhs - row.rhs if row.rhs is not None else row.lhs - lhs)
 
@@ -84,11 +84,12 @@ def test_cut_row_equals_the_cluster_excess_at_any_point(seed, arc_min_saving):
     rng = np.random.default_rng(seed)
     problem = build_problem(random_table(6, seed, palim=3))
     x = _fractional_point(problem, rng, support=4)
+    arcs = problem.arc_families()
     forms = set()
     for k in range(2, problem.n + 1):
         for cluster in itertools.combinations(range(problem.n), k):
             row = cut_row(problem, cluster, arc_min_saving=arc_min_saving)
-            assert _row_slack(problem, row, x) == pytest.approx(cluster_excess(problem, x, cluster))
+            assert _row_slack(row, x, arcs) == pytest.approx(cluster_excess(problem, x, cluster))
             fams, inside = member_families(problem, cluster)
             assert np.all(np.isin(row.families, fams)) and row.family_coefs.all()
             forms.add((bool(row.arcs), row.lhs is not None))
