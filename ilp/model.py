@@ -1,7 +1,7 @@
 """The family-variable integer program on SCIP (Cussens 2011; Bartlett & Cussens 2017).
 
-Variables: one binary ``I(W -> v)`` per family (objective: its local score, maximised) and,
-optionally, binary arc variables ``I(u -> v) = sum_{W ∋ u} I(W -> v)``. Constraints added up
+Variables: one binary ``I(W -> v)`` per family (objective: its local score, maximised) and
+binary arc variables ``I(u -> v) = sum_{W ∋ u} I(W -> v)`` for the arcs into the chosen children. Constraints added up
 front: convexity (exactly one parent set per child, a set partitioning row), the 2-node cluster
 constraints ``I(u -> v) + I(v -> u) <= 1``, the set-packing rows of larger clusters
 (:mod:`ilp.set_packing`) and, optionally, all 3-node cluster constraints.
@@ -15,6 +15,7 @@ import itertools
 import logging
 from dataclasses import dataclass
 
+import numpy as np
 from pyscipopt import Model, quicksum
 
 from ilp.clusters import intersecting_families
@@ -34,9 +35,12 @@ class FamilyModel:
     arcs: dict
 
 
-def build_model(problem: FamilyProblem, *, arc_vars: bool = True, set_packing: bool = True,
+def build_model(problem: FamilyProblem, *, arc_children: np.ndarray | None = None, set_packing: bool = True,
                 cluster_3: bool = False) -> FamilyModel:
-    """Build the SCIP model (maximisation) for ``problem``; see the module docstring."""
+    """Build the SCIP model (maximisation) for ``problem``; see the module docstring.
+
+    ``arc_children`` (a boolean mask over the nodes, ``None``: all) says whose incoming arcs get
+    arc variables; a 2-node cluster row uses them where both of its arcs have one."""
     model = Model("bnsl")
     x = [
         model.addVar(name=f"I({','.join(problem.names[p] for p in ps)}->{problem.names[v]})",
@@ -50,8 +54,9 @@ def build_model(problem: FamilyProblem, *, arc_vars: bool = True, set_packing: b
 
     arcs = {}
     arc_families = problem.arc_families()
-    if arc_vars:
-        for (u, v), fams in arc_families.items():
+    with_arc = np.ones(problem.n, dtype=bool) if arc_children is None else np.asarray(arc_children, dtype=bool)
+    for (u, v), fams in arc_families.items():
+        if with_arc[v]:
             a = model.addVar(name=f"A({problem.names[u]}->{problem.names[v]})", vtype="B")
             model.addCons(a == quicksum(x[f] for f in fams.tolist()), name=f"arc({u},{v})")
             arcs[(u, v)] = a
@@ -60,7 +65,7 @@ def build_model(problem: FamilyProblem, *, arc_vars: bool = True, set_packing: b
     n_two = 0
     for u, v in sorted(arc_set):
         if u < v and (v, u) in arc_set:
-            if arc_vars:
+            if (u, v) in arcs and (v, u) in arcs:
                 lhs = arcs[(u, v)] + arcs[(v, u)]
             else:
                 lhs = quicksum(x[f] for f in intersecting_families(problem, (u, v)).tolist())

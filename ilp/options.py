@@ -33,7 +33,17 @@ class ILPOptions:
     """
 
     arc_vars: bool = True
-    """Binary arc variables ``I(u -> v)`` linked to the families, branched on first."""
+    """Binary arc variables ``I(u -> v)`` linked to the families, branched on first (on large
+    tables only where ``arc_vars_max_arcs`` says)."""
+    arc_vars_max_arcs: int = 2000
+    """Tables with more candidate arcs than this get arc variables only for the arcs into nodes
+    of at least ``2 * arc_form_min_saving`` families, the only ones whose cut shares can take the
+    arc form. Each arc variable brings a linking row into every LP; branching on arcs pays on
+    tables solved in the tree (alarm N=5000, 588 arcs: 6.9 s against 14.2 s without arc
+    variables; alarm N=10000 ESS 10 palim 4, 796 arcs: gap 0.34 % against 0.61 % after 300 s),
+    the shorter LP on large tables solved mostly at the root (munin1's hybrid table at palim 2,
+    2,800 arcs: proven in 201 s instead of 345 s; at palim 3 a 0.019 % gap after 600 s instead of
+    0.17 %); alarm N=1000 ESS 100 (1,327 arcs) is level (docs/benchmarks.md)."""
     arc_branch_priority: int = 10
     """Branching priority of the arc variables (with 0, alarm N=5000 took 97.4 s against 60.9 s)."""
     set_packing: bool = True
@@ -120,7 +130,7 @@ class ILPOptions:
             raise ILPInputError(f"root_rounds must be -1 (no limit) or a non-negative int, "
                                 f"got {self.root_rounds!r}")
         for name in ("seed", "dp_max_vars", "subip_root_every", "arc_form_min_saving",
-                     "steepest_edge_min_families"):
+                     "steepest_edge_min_families", "arc_vars_max_arcs"):
             if getattr(self, name) < 0:
                 raise ILPInputError(f"{name} must be a non-negative int, got {getattr(self, name)!r}")
         if isinstance(self.subip_time_limit, bool) or not (

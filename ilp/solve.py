@@ -5,7 +5,8 @@ constraint handler (:mod:`ilp.conshdlr_cluster`, with GOBNILP's 4-node convex-hu
 sink-finding heuristic and greedy warm start (:mod:`ilp.heur_sinks`), and sets SCIP parameters
 in the spirit of GOBNILP (Bartlett & Cussens 2017; GOBNILP manual): SCIP's own primal
 heuristics off, cluster cuts separated at every node (``sepa_freq`` 1; the exact sub-IP only at
-the root), light presolving, cheap branching, steepest-edge pricing on large tables.
+the root), light presolving, cheap branching (on arc variables, which tables of many candidate arcs
+get only where cuts can use them), steepest-edge pricing on large tables.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from pyscipopt import SCIP_PARAMSETTING, SCIP_STAGE
 
 from graphs.dag import find_cycle
@@ -26,7 +28,7 @@ from ilp.model import FamilyModel, build_model
 from ilp.options import ILPOptions
 from ilp.plugin import plugin_stats, raise_plugin_error
 from ilp.portfolio import solve_by_dp, use_dp
-from ilp.problem import ILPInfeasibleError, ILPInputError, build_problem
+from ilp.problem import FamilyProblem, ILPInfeasibleError, ILPInputError, build_problem
 from ilp.result import ILPResult
 from scores.table import ScoreTable
 
@@ -74,6 +76,16 @@ def _set_parameters(model, options: ILPOptions, n_families: int) -> None:
         model.setParam("lp/pricing", "s")
     for name, value in options.scip_params.items():
         model.setParam(name, value)
+
+
+def arc_children(problem: FamilyProblem, options: ILPOptions) -> np.ndarray:
+    """The nodes whose incoming arcs get arc variables, as :class:`ILPOptions` says
+    (``arc_vars``, ``arc_vars_max_arcs``, ``arc_form_min_saving``)."""
+    if not options.arc_vars:
+        return np.zeros(problem.n, dtype=bool)
+    if problem.candidate_arcs[0][-1] <= options.arc_vars_max_arcs:
+        return np.ones(problem.n, dtype=bool)
+    return np.diff(problem.fam_ptr) >= 2 * options.arc_form_min_saving
 
 
 def _search_counts(model) -> dict[str, int]:
@@ -127,7 +139,7 @@ def solve_ilp(
     hooks = () if extend is None else (extend,) if callable(extend) else tuple(extend)
     if not hooks and use_dp(problem, options.dp_max_vars):
         return solve_by_dp(problem, table, t0)
-    fm = build_model(problem, arc_vars=options.arc_vars, set_packing=options.set_packing,
+    fm = build_model(problem, arc_children=arc_children(problem, options), set_packing=options.set_packing,
                      cluster_3=options.cluster_3)
     model = fm.model
     _set_parameters(model, options, problem.n_families)

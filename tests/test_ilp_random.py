@@ -14,7 +14,8 @@ from helpers import assert_consistent_solution, random_table
 from pyscipopt import Model
 
 from ilp import ILPInfeasibleError, ILPOptions, ILPResult, solve_ilp
-from ilp.solve import _set_parameters
+from ilp.problem import build_problem
+from ilp.solve import _set_parameters, arc_children
 from scores.table import ScoreTable
 from search.exact_dp import ExactDPError, exact_optimum
 
@@ -86,7 +87,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
     {"prop_freq": -1, "sepa_freq": 1, "subip_maxdepth": 100}, {"sepa_freq": 0, "arc_branch_priority": 0},
     {"convex4": False, "set_packing": False}, {"root_rounds": 1}, {"root_rounds": -1},
     {"subip_root_every": 0}, {"subip_root_every": 1}, {"arc_form_min_saving": 0},
-    {"steepest_edge_min_families": 0},
+    {"steepest_edge_min_families": 0}, {"arc_vars_max_arcs": 0},
 ])
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
@@ -139,6 +140,25 @@ def test_cuts_in_arc_form_keep_the_optimum(seed):
     assert by_arcs.objective == pytest.approx(score, rel=1e-9)
     assert without.objective == pytest.approx(score, rel=1e-9)
     _check_result(table, by_arcs)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tables_over_the_arc_threshold_link_only_the_arcs_that_cuts_can_use(seed):
+    # nodes 0-3 keep all 232 parent sets of size <= 3, the other 8 only the empty set and single parents
+    full = random_table(12, 300 + seed, palim=3)
+    table = ScoreTable.from_families([{ps: s for ps, s in fams.items() if v < 4 or len(ps) <= 1}
+                                      for v, fams in enumerate(full.families)])
+    score, _ = exact_optimum(table)
+    problem = build_problem(table)
+    n_arcs = int(problem.candidate_arcs[0][-1])
+    large = replace(SCIP, arc_vars_max_arcs=n_arcs - 1, arc_form_min_saving=100, set_packing=False, convex4=False)
+    assert arc_children(problem, large).tolist() == [True] * 4 + [False] * 8
+    assert arc_children(problem, replace(large, arc_vars_max_arcs=n_arcs)).all()
+    assert not arc_children(problem, replace(large, arc_vars=False)).any()
+    res = solve_ilp(table, large)
+    assert res.stats["n_arc_vars"] == 4 * 11  # every other node is a candidate parent of each of 0-3
+    assert res.objective == pytest.approx(score, rel=1e-9)
+    _check_result(table, res)
 
 
 def test_time_limit_returns_best_dag_with_bound():
