@@ -1,11 +1,11 @@
 """The family-variable integer program on SCIP (Cussens 2011; Bartlett & Cussens 2017).
 
 Variables: one binary ``I(W -> v)`` per family (objective: its local score, maximised) and
-binary arc variables ``I(u -> v) = sum_{W ∋ u} I(W -> v)`` for the arcs into the chosen children. Constraints added up
-front: convexity (exactly one parent set per child, a set partitioning row), the 2-node cluster
-constraints ``I(u -> v) + I(v -> u) <= 1``, the set-packing rows of larger clusters
-(:mod:`ilp.set_packing`) and, optionally, all 3-node cluster constraints.
-The remaining (exponentially many) cluster constraints are separated by
+binary arc variables ``I(u -> v) = sum_{W ∋ u} I(W -> v)`` for the arcs into chosen children.
+Constraints added up front: convexity (exactly one parent set per child, a set partitioning
+row), the 2-node cluster constraints ``I(u -> v) + I(v -> u) <= 1``, the set-packing rows of
+larger clusters (:mod:`ilp.set_packing`) and, optionally, all 3-node cluster constraints. The
+remaining (exponentially many) cluster constraints are separated by
 :mod:`ilp.conshdlr_cluster`.
 """
 
