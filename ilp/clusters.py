@@ -88,6 +88,13 @@ class CutRow:
     rhs: float | None
 
 
+def arc_form_children(problem: FamilyProblem, arc_min_saving: int) -> np.ndarray:
+    """The nodes whose share of some cut of :func:`cut_row` can take the arc form: a member's arc
+    form saves at most ``min(n_in, n_out)`` nonzeros, at most half its families, so it needs
+    ``2 * arc_min_saving`` of them. Only their incoming arcs need arc variables."""
+    return np.diff(problem.fam_ptr) >= 2 * arc_min_saving
+
+
 def cut_row(problem: FamilyProblem, cluster, *, arc_min_saving: int | None = None) -> CutRow:
     """The cluster cut of ``cluster`` as a short LP row.
 
@@ -110,8 +117,8 @@ def cut_row(problem: FamilyProblem, cluster, *, arc_min_saving: int | None = Non
 
     n_in, n_out = count(inside > 0), count(inside == 0)
     by_arcs = np.zeros(members.size, dtype=bool)
-    # a member's arc form saves at most min(n_in, n_out) nonzeros, so only a member holding at
-    # least ``arc_min_saving`` families in both forms can take it (none on most tables)
+    # a member's arc form saves at most min(n_in, n_out) nonzeros (see arc_form_children), so
+    # only a member holding at least ``arc_min_saving`` families in both forms can take it
     if arc_min_saving is not None and np.minimum(n_in, n_out).max() >= arc_min_saving:
         parent_ptr, parents = problem.candidate_arcs[:2]
         in_cluster = np.zeros(problem.n, dtype=bool)

@@ -35,12 +35,12 @@ class FamilyModel:
     arcs: dict
 
 
-def build_model(problem: FamilyProblem, *, arc_children: np.ndarray | None = None, set_packing: bool = True,
+def build_model(problem: FamilyProblem, *, arc_children: np.ndarray, set_packing: bool = True,
                 cluster_3: bool = False) -> FamilyModel:
     """Build the SCIP model (maximisation) for ``problem``; see the module docstring.
 
-    ``arc_children`` (a boolean mask over the nodes, ``None``: all) says whose incoming arcs get
-    arc variables; a 2-node cluster row uses them where both of its arcs have one."""
+    ``arc_children`` (a boolean mask over the nodes) says whose incoming arcs get arc variables;
+    a 2-node cluster row uses them where both of its arcs have one."""
     model = Model("bnsl")
     x = [
         model.addVar(name=f"I({','.join(problem.names[p] for p in ps)}->{problem.names[v]})",
@@ -54,9 +54,8 @@ def build_model(problem: FamilyProblem, *, arc_children: np.ndarray | None = Non
 
     arcs = {}
     arc_families = problem.arc_families()
-    with_arc = np.ones(problem.n, dtype=bool) if arc_children is None else np.asarray(arc_children, dtype=bool)
     for (u, v), fams in arc_families.items():
-        if with_arc[v]:
+        if arc_children[v]:
             a = model.addVar(name=f"A({problem.names[u]}->{problem.names[v]})", vtype="B")
             model.addCons(a == quicksum(x[f] for f in fams.tolist()), name=f"arc({u},{v})")
             arcs[(u, v)] = a

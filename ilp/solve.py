@@ -22,6 +22,7 @@ from pyscipopt import SCIP_PARAMSETTING, SCIP_STAGE
 
 from graphs.dag import find_cycle
 from hybridbn.errors import HybridBNError
+from ilp.clusters import arc_form_children
 from ilp.conshdlr_cluster import include_cluster_conshdlr
 from ilp.heur_sinks import include_sinks_heur
 from ilp.model import FamilyModel, build_model
@@ -85,7 +86,7 @@ def arc_children(problem: FamilyProblem, options: ILPOptions) -> np.ndarray:
         return np.zeros(problem.n, dtype=bool)
     if problem.candidate_arcs[0][-1] <= options.arc_vars_max_arcs:
         return np.ones(problem.n, dtype=bool)
-    return np.diff(problem.fam_ptr) >= 2 * options.arc_form_min_saving
+    return arc_form_children(problem, options.arc_form_min_saving)
 
 
 def _search_counts(model) -> dict[str, int]:
