@@ -6,7 +6,8 @@ sink-finding heuristic and greedy warm start (:mod:`ilp.heur_sinks`), and sets S
 in the spirit of GOBNILP (Bartlett & Cussens 2017; GOBNILP manual): SCIP's own primal
 heuristics off, cluster cuts separated at every node (``sepa_freq`` 1; the exact sub-IP only at
 the root), light presolving, cheap branching (on arc variables, which tables of many candidate arcs
-get only where cuts can use them), steepest-edge pricing on large tables.
+get only where cuts can use them), steepest-edge pricing on large tables, and one restart after a
+root that fixed most families.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def _set_parameters(model, options: ILPOptions, n_families: int) -> None:
     model.hideOutput(not options.verbose)
     model.setHeuristics(SCIP_PARAMSETTING.OFF)
     model.setPresolve(SCIP_PARAMSETTING.FAST)
+    # FAST presolving allows no restart; one after a root that fixed most families shortens the LPs
+    model.setParam("presolving/maxrestarts", options.restarts)
+    model.setParam("presolving/restartfac", options.restart_min_fixed)
+    model.setParam("presolving/immrestartfac", options.restart_min_fixed)
     # SCIP's generic cuts (gomory, zerohalf) tighten the root a lot here; aggregation (c-MIR,
     # flow cover) finds nothing on set-partitioning rows, nor does the clique separator once the
     # set-packing rows are in (0 cuts on every table of docs/benchmarks.md, 13 of 90 CPU s on
@@ -90,12 +95,12 @@ def arc_children(problem: FamilyProblem, options: ILPOptions) -> np.ndarray:
 
 
 def _search_counts(model) -> dict[str, int]:
-    """Nodes, LP iterations and cuts applied; all 0 when SCIP stopped before solving began (a
-    tiny time limit ends it in presolving, where SCIP refuses these queries)."""
+    """Nodes, LP iterations, cuts applied and runs (1 plus the restarts); all 0 when SCIP stopped
+    before solving began (a tiny time limit ends it in presolving, where SCIP refuses these queries)."""
     if model.getStage() not in (SCIP_STAGE.SOLVING, SCIP_STAGE.SOLVED):
-        return {"nodes": 0, "lp_iterations": 0, "cuts_applied": 0}
+        return {"nodes": 0, "lp_iterations": 0, "cuts_applied": 0, "runs": 0}
     return {"nodes": model.getNTotalNodes(), "lp_iterations": model.getNLPIterations(),
-            "cuts_applied": model.getNCutsApplied()}
+            "cuts_applied": model.getNCutsApplied(), "runs": model.getNRuns()}
 
 
 def solve_ilp(

@@ -87,7 +87,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
     {"prop_freq": -1, "sepa_freq": 1, "subip_maxdepth": 100}, {"sepa_freq": 0, "arc_branch_priority": 0},
     {"convex4": False, "set_packing": False}, {"root_rounds": 1}, {"root_rounds": -1},
     {"subip_root_every": 0}, {"subip_root_every": 1}, {"arc_form_min_saving": 0},
-    {"steepest_edge_min_families": 0}, {"arc_vars_max_arcs": 0},
+    {"steepest_edge_min_families": 0}, {"arc_vars_max_arcs": 0}, {"restarts": 0}, {"restart_min_fixed": 0.0},
 ])
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
@@ -112,9 +112,24 @@ def test_root_rounds_bound_the_root_cut_loop_and_keep_the_optimum(seed):
     unlimited = solve_ilp(table, replace(SCIP, root_rounds=-1, set_packing=False, convex4=False))
     limited = solve_ilp(table, replace(SCIP, root_rounds=1, set_packing=False, convex4=False))
     assert unlimited.stats["root_rounds"] > 1  # the case needs more than one round at the root
-    assert limited.stats["root_rounds"] == 1
+    assert limited.stats["root_rounds"] == limited.stats["runs"]  # one round at the root of each run
     assert limited.objective == pytest.approx(unlimited.objective, rel=1e-12)
     _check_result(table, limited)
+
+
+@pytest.mark.parametrize("seed", [0, 2, 4, 5])
+def test_a_restart_after_the_root_keeps_the_optimum(seed):
+    # these tables end their root with families fixed by reduced costs and need a tree
+    table = random_table(16, 300 + seed, palim=3)
+    score, _ = exact_optimum(table)
+    plain = replace(SCIP, set_packing=False, convex4=False, restart_min_fixed=0.0)
+    restarted = solve_ilp(table, plain)
+    assert restarted.stats["runs"] == 2
+    once = solve_ilp(table, replace(plain, restarts=0))
+    assert once.stats["runs"] == 1
+    for res in (restarted, once):
+        assert res.objective == pytest.approx(score, rel=1e-9)
+        _check_result(table, res)
 
 
 @pytest.mark.parametrize("seed", range(3))
