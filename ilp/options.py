@@ -144,11 +144,9 @@ class ILPOptions:
                      "steepest_edge_min_families", "arc_vars_max_arcs", "restarts"):
             if getattr(self, name) < 0:
                 raise ILPInputError(f"{name} must be a non-negative int, got {getattr(self, name)!r}")
-        if isinstance(self.restart_min_fixed, bool) or not (
-                isinstance(self.restart_min_fixed, (int, float, np.number)) and 0 <= self.restart_min_fixed <= 1):
+        if not (_is_real(self.restart_min_fixed) and 0 <= self.restart_min_fixed <= 1):
             raise ILPInputError(f"restart_min_fixed must be a share between 0 and 1, got {self.restart_min_fixed!r}")
-        if isinstance(self.subip_time_limit, bool) or not (
-                isinstance(self.subip_time_limit, (int, float, np.number)) and self.subip_time_limit > 0):
+        if not (_is_real(self.subip_time_limit) and self.subip_time_limit > 0):
             raise ILPInputError(f"subip_time_limit must be positive, got {self.subip_time_limit!r}")
         if not isinstance(self.scip_params, dict) or not all(isinstance(k, str) for k in self.scip_params):
             raise ILPInputError(f"scip_params must be a dict of SCIP parameter names, got {self.scip_params!r}")
@@ -157,3 +155,7 @@ class ILPOptions:
 
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))

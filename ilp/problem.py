@@ -79,6 +79,11 @@ class FamilyProblem:
         return (np.searchsorted(by_child, bounds), by_child % n,
                 np.searchsorted(by_parent, bounds), by_parent % n)
 
+    @property
+    def n_candidate_arcs(self) -> int:
+        """How many distinct arcs ``u -> v`` the families hold."""
+        return int(self.candidate_arcs[1].size)
+
     def has_parent_in(self, nodes, families: np.ndarray | None = None) -> np.ndarray:
         """Whether each family (of ``families``, default all, in that order) has at least one
         parent in ``nodes``; only those families' parents are read."""

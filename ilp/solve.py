@@ -89,7 +89,7 @@ def arc_children(problem: FamilyProblem, options: ILPOptions) -> np.ndarray:
     (``arc_vars``, ``arc_vars_max_arcs``, ``arc_form_min_saving``)."""
     if not options.arc_vars:
         return np.zeros(problem.n, dtype=bool)
-    if problem.candidate_arcs[0][-1] <= options.arc_vars_max_arcs:
+    if problem.n_candidate_arcs <= options.arc_vars_max_arcs:
         return np.ones(problem.n, dtype=bool)
     return arc_form_children(problem, options.arc_form_min_saving)
 

@@ -165,7 +165,7 @@ def test_tables_over_the_arc_threshold_link_only_the_arcs_that_cuts_can_use(seed
                                       for v, fams in enumerate(full.families)])
     score, _ = exact_optimum(table)
     problem = build_problem(table)
-    n_arcs = int(problem.candidate_arcs[0][-1])
+    n_arcs = problem.n_candidate_arcs
     large = replace(SCIP, arc_vars_max_arcs=n_arcs - 1, arc_form_min_saving=100, set_packing=False, convex4=False)
     assert arc_children(problem, large).tolist() == [True] * 4 + [False] * 8
     assert arc_children(problem, replace(large, arc_vars_max_arcs=n_arcs)).all()
