@@ -16,7 +16,7 @@ import time
 
 from graphs.dag import adjacency_from_parents
 from ilp.problem import FamilyProblem, ILPInfeasibleError
-from ilp.result import ILPResult
+from ilp.result import NO_SEARCH, ILPResult
 from scores.table import ScoreTable
 from search.exact_dp import ExactDPError, exact_optimum
 
@@ -55,7 +55,7 @@ def solve_by_dp(problem: FamilyProblem, table: ScoreTable, t0: float) -> ILPResu
     objective = table.score_of(parent_sets)
     t_solve = time.perf_counter() - t0 - t_build
     stats = {"method": "exact_dp", "n_vars": problem.n, "n_families": problem.n_families,
-             "nodes": 0, "lp_iterations": 0, "cuts_applied": 0, "runs": 0, "root_dual_bound": objective,
+             **NO_SEARCH, "root_dual_bound": objective,
              "first_incumbent_s": t_build + t_solve}
     return ILPResult(
         dag=adjacency_from_parents(parent_sets, problem.n), parent_sets=parent_sets,

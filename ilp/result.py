@@ -11,6 +11,10 @@ import numpy as np
 from scores.table import ParentSet
 
 
+NO_SEARCH = {"nodes": 0, "lp_iterations": 0, "cuts_applied": 0, "runs": 0}
+"""The search counts of a solve without SCIP's search: the DP route, or SCIP stopped in presolving."""
+
+
 def _plain(value):
     """Numpy scalars as Python numbers (JSON-ready)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -30,8 +34,8 @@ class ILPResult:
     SCIP's upper bound on the optimum and ``gap`` the relative gap (0 when proved optimal; both
     ``inf`` when SCIP stopped before it had a bound);
     ``status`` is SCIP's status (``"optimal"``, ``"timelimit"``, ...); ``times`` holds seconds for
-    ``build`` (validation and model) and ``solve``; ``stats`` holds node, LP-iteration and cut
-    counts (cuts by kind: ``integral_cuts`` from cyclic integral solutions, ``greedy_cuts``,
+    ``build`` (validation and model) and ``solve``; ``stats`` holds node, LP-iteration, run and
+    cut counts (cuts by kind: ``integral_cuts`` from cyclic integral solutions, ``greedy_cuts``,
     ``subip_cuts``).
     """
 

@@ -31,7 +31,7 @@ from ilp.options import ILPOptions
 from ilp.plugin import plugin_stats, raise_plugin_error
 from ilp.portfolio import solve_by_dp, use_dp
 from ilp.problem import FamilyProblem, ILPInfeasibleError, ILPInputError, build_problem
-from ilp.result import ILPResult
+from ilp.result import NO_SEARCH, ILPResult
 from scores.table import ScoreTable
 
 logger = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def _search_counts(model) -> dict[str, int]:
     """Nodes, LP iterations, cuts applied and runs (1 plus the restarts); all 0 when SCIP stopped
     before solving began (a tiny time limit ends it in presolving, where SCIP refuses these queries)."""
     if model.getStage() not in (SCIP_STAGE.SOLVING, SCIP_STAGE.SOLVED):
-        return {"nodes": 0, "lp_iterations": 0, "cuts_applied": 0, "runs": 0}
+        return dict(NO_SEARCH)
     return {"nodes": model.getNTotalNodes(), "lp_iterations": model.getNLPIterations(),
             "cuts_applied": model.getNCutsApplied(), "runs": model.getNRuns()}
 
