@@ -63,7 +63,7 @@ def run(network: str, n_rows: int, use_pc: bool, time_limit: float) -> dict:
         "solve_wall": solve.wall, "solve_cpu": solve.cpu,
         "total_cpu": restrict.cpu + score.cpu + solve.cpu,
         "nodes": s["nodes"], "lp_iter": s["lp_iterations"],
-        "cuts": f"{s['greedy_cuts']}/{s['subip_cuts']}/{s['convex4_cuts']}/{s['integral_cuts']}",
+        "cuts": f"{s['inout_cuts']}/{s['greedy_cuts']}/{s['subip_cuts']}/{s['convex4_cuts']}/{s['integral_cuts']}",
         "objective": res.objective,
     }
 
@@ -84,7 +84,7 @@ def main() -> None:
     cols = ["network", "N", "pc", "sets", "status", "gap%", "restrict_cpu", "score_cpu",
             "solve_wall", "solve_cpu", "total_cpu", "nodes", "lp_iter", "cuts"]
     print(" ".join(f"{c:>12}" for c in cols), flush=True)
-    print(f"{'':>12} (cuts = greedy/sub-IP/convex4/integral; times in seconds)", flush=True)
+    print(f"{'':>12} (cuts = in-out/greedy/sub-IP/convex4/integral; times in seconds)", flush=True)
     cases = [(network, n_rows) for network in args.networks for n_rows in args.rows]
     cases += [(case.split(":")[0], int(case.split(":")[1])) for case in args.extra]
     for network, n_rows in cases:

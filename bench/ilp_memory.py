@@ -82,8 +82,9 @@ def main(argv: list[str] | None = None) -> None:
     print(memory_line("after the solve", model))
     stats = result.stats
     print(f"status {result.status}, objective {result.objective:.4f}, dual bound {result.dual_bound:.4f}, "
-          f"gap {100 * result.gap:.3f} %, nodes {stats['nodes']}, cuts: greedy {stats['greedy_cuts']}, "
-          f"sub-IP {stats['subip_cuts']}, convex4 {stats['convex4_cuts']}, applied {stats['cuts_applied']}")
+          f"gap {100 * result.gap:.3f} %, nodes {stats['nodes']}, cuts: in-out {stats['inout_cuts']}, "
+          f"greedy {stats['greedy_cuts']}, sub-IP {stats['subip_cuts']}, convex4 {stats['convex4_cuts']}, "
+          f"applied {stats['cuts_applied']}")
     if model.getStage() == 9:  # SOLVING: stopped at a limit with the last LP still in place
         print("final LP rows (count, mean nonzeros):",
               ", ".join(f"{kind} {n} x {nnz:.0f}" for kind, (n, nnz) in lp_rows_by_kind(model).items()))

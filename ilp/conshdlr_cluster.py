@@ -4,7 +4,10 @@ Checks and enforces acyclicity on integral solutions (a directed cycle ``C`` of 
 families violates the cluster constraint of ``C`` by 1, which is added as a cut) and separates
 cluster cuts from fractional LP solutions: the greedy finder (:mod:`ilp.greedy_cuts`) first, the
 exact sub-IP (:mod:`ilp.subip`) when the greedy finder fails and, at the root, every few rounds
-(Cussens 2011; Bartlett & Cussens 2017). When no cluster cut is violated, 4-node convex-hull
+(Cussens 2011; Bartlett & Cussens 2017). Optionally (``inout_weight``) the greedy finder first
+searches a point between the LP solution and the incumbent DAG (in-out separation, Ben-Ameur &
+Neto 2007), the LP solution itself when it finds nothing there: the incumbent meets every cluster constraint, so a cluster violated
+there is violated at the LP solution too. When no cluster cut is violated, 4-node convex-hull
 cuts (:mod:`ilp.convex4`) are separated instead, as GOBNILP does. Cuts are globally valid rows,
 also stored in SCIP's global cut pool. Domain propagation (:mod:`ilp.propagation`) fixes to 0
 the families that would close a cycle with implied arcs.
@@ -33,15 +36,15 @@ from ilp.subip import subip_clusters
 
 class ClusterConshdlr(Plugin, Conshdlr):
     """Cluster-constraint handler over the family variables ``x`` of ``problem``, separating as
-    ``options`` say (``subip``, ``subip_maxdepth``, ``subip_time_limit``, ``subip_root_every``,
-    ``convex4``, ``arc_form_min_saving``, ``seed``); ``arcs`` are the model's arc variables by
-    ``(u, v)``, which the rows may use (:func:`ilp.clusters.cut_row`); a cut counts as violated
+    ``options`` say (``inout_weight``, ``subip``, ``subip_maxdepth``, ``subip_time_limit``,
+    ``subip_root_every``, ``convex4``, ``arc_form_min_saving``, ``seed``); ``arcs`` are the
+    model's arc variables by ``(u, v)``, which the rows may use (:func:`ilp.clusters.cut_row`); a cut counts as violated
     above ``min_excess``."""
 
     def __init__(self, problem: FamilyProblem, x: list, options: ILPOptions, arcs: dict | None = None,
                  min_excess: float = 1e-4):
-        super().__init__(integral_cuts=0, greedy_cuts=0, subip_cuts=0, convex4_cuts=0, greedy_calls=0,
-                         subip_calls=0, separation_time=0.0, prop_fixings=0, prop_cutoffs=0,
+        super().__init__(integral_cuts=0, inout_cuts=0, greedy_cuts=0, subip_cuts=0, convex4_cuts=0,
+                         greedy_calls=0, subip_calls=0, separation_time=0.0, prop_fixings=0, prop_cutoffs=0,
                          root_rounds=0, arc_form_cuts=0)
         self.problem = problem
         self.x = x
@@ -50,6 +53,7 @@ class ClusterConshdlr(Plugin, Conshdlr):
         self.tarcs = TransformedVars(list((arcs or {}).values()))
         self.options = options
         self.min_excess = min_excess
+        self._incumbent: tuple[int, np.ndarray | None] = (0, None)  # (solutions found, family values)
 
     # -- helpers -----------------------------------------------------------------------------
     def _values(self, sol) -> np.ndarray:
@@ -80,6 +84,25 @@ class ClusterConshdlr(Plugin, Conshdlr):
         variables, coefs = self._row_terms(row)
         self.stats["arc_form_cuts"] += bool(row.arcs)
         return self.add_cut(variables, row.lhs, row.rhs, kind, coefs=coefs, force=force)
+
+    def _incumbent_values(self) -> np.ndarray | None:
+        """Family values of SCIP's best solution (``None`` before the first), read again only
+        after SCIP has found a new solution."""
+        found = self.model.getNSolsFound()
+        if found and self._incumbent[0] != found:
+            self._incumbent = (found, self._values(self.model.getBestSol()))
+        return self._incumbent[1]
+
+    def _inout_clusters(self, xval: np.ndarray) -> list[tuple[int, ...]]:
+        """Greedy clusters at ``w * xval + (1 - w) * incumbent`` (``w``: ``options.inout_weight``;
+        none when it is 1). The incumbent's excess is at most 0, so an excess above ``min_excess``
+        there is above ``min_excess / w`` at ``xval``: every cluster found is violated at the LP
+        solution."""
+        weight = self.options.inout_weight
+        incumbent = None if weight == 1 else self._incumbent_values()
+        if incumbent is None:
+            return []
+        return greedy_clusters(self.problem, weight * xval + (1 - weight) * incumbent, min_excess=self.min_excess)
 
     def _exact_round(self, greedy_found: bool) -> bool:
         """Whether this separation round also runs the exact search: when the greedy finder
@@ -147,8 +170,10 @@ class ClusterConshdlr(Plugin, Conshdlr):
             self.stats["root_rounds"] += 1
         xval = self.tx.lp_values(self.model)
         self.stats["greedy_calls"] += 1
-        greedy = greedy_clusters(self.problem, xval, min_excess=self.min_excess)
-        rows = [(self._cut_row(cluster), "greedy_cuts") for cluster in greedy]
+        greedy, kind = self._inout_clusters(xval), "inout_cuts"
+        if not greedy:
+            greedy, kind = greedy_clusters(self.problem, xval, min_excess=self.min_excess), "greedy_cuts"
+        rows = [(self._cut_row(cluster), kind) for cluster in greedy]
         if self._exact_round(bool(greedy)):
             self.stats["subip_calls"] += 1
             exact, _ = subip_clusters(

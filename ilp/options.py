@@ -65,6 +65,14 @@ class ILPOptions:
     convex4: bool = True
     """The 4-node convex-hull cuts of :mod:`ilp.convex4` when no cluster cut is violated (alarm
     N=5000 root bound -53,296.4 instead of -53,115.8; optimum -53,531.96)."""
+    inout_weight: float = 1.0
+    """``w < 1``: the greedy cluster finder first searches ``w * x* + (1 - w) * incumbent``, and
+    the LP solution ``x*`` only when it finds nothing there (in-out separation, Ben-Ameur & Neto
+    2007). Its cuts are violated at ``x*`` and pass near the incumbent. With 0.8 the root bound of
+    large tables closes faster (andes without restriction, palim 3: 0.575 % after 90 CPU s
+    instead of 0.681 %; munin2's hybrid table after 300 s: 0.534 % instead of 0.571 %), but tables
+    proven in the tree took longer (alarm N=10000 ESS 10 palim 4: 695 s instead of 593 s), so
+    the default is 1, the LP solution alone (docs/benchmarks.md)."""
     subip: bool = True
     """Exact cluster-cut separation (enumeration or sub-IP, :mod:`ilp.subip`) when the greedy
     finder fails, and at the root as ``subip_root_every`` says."""
@@ -146,6 +154,8 @@ class ILPOptions:
                 raise ILPInputError(f"{name} must be a non-negative int, got {getattr(self, name)!r}")
         if not (_is_real(self.restart_min_fixed) and 0 <= self.restart_min_fixed <= 1):
             raise ILPInputError(f"restart_min_fixed must be a share between 0 and 1, got {self.restart_min_fixed!r}")
+        if not (_is_real(self.inout_weight) and 0 < self.inout_weight <= 1):
+            raise ILPInputError(f"inout_weight must be in (0, 1], got {self.inout_weight!r}")
         if not (_is_real(self.subip_time_limit) and self.subip_time_limit > 0):
             raise ILPInputError(f"subip_time_limit must be positive, got {self.subip_time_limit!r}")
         if not isinstance(self.scip_params, dict) or not all(isinstance(k, str) for k in self.scip_params):

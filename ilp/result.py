@@ -35,8 +35,9 @@ class ILPResult:
     ``inf`` when SCIP stopped before it had a bound);
     ``status`` is SCIP's status (``"optimal"``, ``"timelimit"``, ...); ``times`` holds seconds for
     ``build`` (validation and model) and ``solve``; ``stats`` holds node, LP-iteration, run and
-    cut counts (cuts by kind: ``integral_cuts`` from cyclic integral solutions, ``greedy_cuts``,
-    ``subip_cuts``).
+    cut counts (cuts by kind: ``integral_cuts`` from cyclic integral solutions, ``inout_cuts``
+    and ``greedy_cuts`` from the greedy finder at the in-out point and at the LP solution,
+    ``subip_cuts``, ``convex4_cuts``).
     """
 
     dag: np.ndarray

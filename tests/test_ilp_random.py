@@ -88,6 +88,7 @@ def test_required_forbidden_palim_match_filtered_dp(seed, route):
     {"convex4": False, "set_packing": False}, {"root_rounds": 1}, {"root_rounds": -1},
     {"subip_root_every": 0}, {"subip_root_every": 1}, {"arc_form_min_saving": 0},
     {"steepest_edge_min_families": 0}, {"arc_vars_max_arcs": 0}, {"restarts": 0}, {"restart_min_fixed": 0.0},
+    {"inout_weight": 0.8}, {"inout_weight": 0.3},
 ])
 def test_option_variants_stay_exact(options):
     table = random_table(8, 77, palim=3)
@@ -145,6 +146,17 @@ def test_exact_separation_every_root_round_keeps_the_optimum(seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_in_out_separation_adds_cuts_and_keeps_the_optimum(seed):
+    table = random_table(12, 300 + seed, palim=3)
+    plain = replace(SCIP, set_packing=False, convex4=False)
+    lp_only = solve_ilp(table, replace(plain, inout_weight=1.0))
+    inout = solve_ilp(table, replace(plain, inout_weight=0.8))
+    assert lp_only.stats["inout_cuts"] == 0 < inout.stats["inout_cuts"]
+    assert inout.objective == pytest.approx(lp_only.objective, rel=1e-12)
+    _check_result(table, inout)
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_cuts_in_arc_form_keep_the_optimum(seed):
     table = random_table(12, 300 + seed, palim=3)
     plain = replace(SCIP, set_packing=False, convex4=False)
@@ -192,7 +204,7 @@ def test_deterministic_for_a_seed_and_serialisable():
     d = json.loads(json.dumps(a.to_dict()))
     assert d["status"] == "optimal" and d["parent_sets"] == [list(ps) for ps in a.parent_sets]
     assert set(d["times"]) == {"build", "solve"}
-    for key in ("nodes", "lp_iterations", "integral_cuts", "greedy_cuts", "subip_cuts", "convex4_cuts"):
+    for key in ("nodes", "lp_iterations", "integral_cuts", "inout_cuts", "greedy_cuts", "subip_cuts", "convex4_cuts"):
         assert key in d["stats"]
 
 

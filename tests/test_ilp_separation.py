@@ -56,6 +56,24 @@ def test_greedy_clusters_are_violated(seed):
         assert len(c) >= 2 and cluster_excess(problem, x, c) > 1e-6
 
 
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("weight", [0.5, 0.8])
+def test_clusters_violated_between_the_lp_point_and_a_dag_are_violated_at_the_lp_point(seed, weight):
+    # in-out separation (ilp.conshdlr_cluster): a DAG has excess <= 0 for every cluster, so a
+    # cluster violated at w * x + (1 - w) * dag is violated by more than min_excess / w at x
+    rng = np.random.default_rng(seed)
+    problem = build_problem(random_table(7, seed, palim=2))
+    x = _fractional_point(problem, rng)
+    dag = np.zeros(problem.n_families)
+    dag[sinks_dag(problem, rng.random(problem.n_families))] = 1.0
+    assert max(_all_excesses(problem, dag).values()) <= 0
+    point = weight * x + (1 - weight) * dag
+    clusters = greedy_clusters(problem, point, min_excess=1e-6)
+    for c in clusters:
+        assert cluster_excess(problem, x, c) > 1e-6 / weight
+        assert cluster_excess(problem, x, c) >= cluster_excess(problem, point, c) / weight - 1e-9
+
+
 def test_integral_cycle_is_a_violated_cluster():
     problem = build_problem(random_table(5, 1, palim=2))
     # Families 0 <- 1, 1 <- 2, 2 <- 0 form a 3-cycle; others take the empty set.

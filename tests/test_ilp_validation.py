@@ -93,6 +93,8 @@ def test_bad_inputs(kwargs, match):
         ({"steepest_edge_min_families": -1}, "^steepest_edge_min_families must be a non-negative int, got -1$"),
         ({"restarts": -1}, "^restarts must be a non-negative int, got -1$"),
         ({"restart_min_fixed": 1.5}, "^restart_min_fixed must be a share between 0 and 1, got 1.5$"),
+        ({"inout_weight": 0}, r"^inout_weight must be in \(0, 1\], got 0$"),
+        ({"inout_weight": "0.8"}, r"^inout_weight must be in \(0, 1\], got '0.8'$"),
         ({"restart_min_fixed": True}, "^restart_min_fixed must be a share between 0 and 1, got True$"),
         ({"sepa_freq": -2}, "^sepa_freq must be -1 .never., 0 .root only. or positive, got -2$"),
         ({"sinks_freq": True}, "^sinks_freq must be an int, got True$"),
