@@ -6,11 +6,12 @@ cluster cuts from fractional LP solutions: the greedy finder (:mod:`ilp.greedy_c
 exact sub-IP (:mod:`ilp.subip`) when the greedy finder fails and, at the root, every few rounds
 (Cussens 2011; Bartlett & Cussens 2017). Optionally (``inout_weight``) the greedy finder first
 searches a point between the LP solution and the incumbent DAG (in-out separation, Ben-Ameur &
-Neto 2007), the LP solution itself when it finds nothing there: the incumbent meets every cluster constraint, so a cluster violated
-there is violated at the LP solution too. When no cluster cut is violated, 4-node convex-hull
-cuts (:mod:`ilp.convex4`) are separated instead, as GOBNILP does. Cuts are globally valid rows,
-also stored in SCIP's global cut pool. Domain propagation (:mod:`ilp.propagation`) fixes to 0
-the families that would close a cycle with implied arcs.
+Neto 2007), the LP solution itself when it finds nothing there: the incumbent meets every
+cluster constraint, so a cluster violated there is violated at the LP solution too. When no
+cluster cut is violated, 4-node convex-hull cuts (:mod:`ilp.convex4`) are separated instead, as
+GOBNILP does. Cuts are globally valid rows, also stored in SCIP's global cut pool. Domain
+propagation (:mod:`ilp.propagation`) fixes to 0 the families that would close a cycle with
+implied arcs.
 Separation and propagation are callbacks of this handler, as in GOBNILP's ``cons_dagcluster.c``,
 not separate separator or propagator plugins.
 """

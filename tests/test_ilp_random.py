@@ -133,12 +133,17 @@ def test_a_restart_after_the_root_keeps_the_optimum(seed):
         _check_result(table, res)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_exact_separation_every_root_round_keeps_the_optimum(seed):
+def _solve_twice(seed: int, first: dict, second: dict):
+    """The 12-node table ``300 + seed`` solved without set-packing rows or convex4 cuts, with the
+    options ``first`` and then ``second``."""
     table = random_table(12, 300 + seed, palim=3)
     plain = replace(SCIP, set_packing=False, convex4=False)
-    only_on_failure = solve_ilp(table, replace(plain, subip_root_every=0))
-    every_round = solve_ilp(table, replace(plain, subip_root_every=1))
+    return table, solve_ilp(table, replace(plain, **first)), solve_ilp(table, replace(plain, **second))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_separation_every_root_round_keeps_the_optimum(seed):
+    table, only_on_failure, every_round = _solve_twice(seed, {"subip_root_every": 0}, {"subip_root_every": 1})
     assert only_on_failure.stats["subip_calls"] < only_on_failure.stats["root_rounds"]
     assert every_round.stats["subip_calls"] >= every_round.stats["root_rounds"]
     assert every_round.objective == pytest.approx(only_on_failure.objective, rel=1e-12)
@@ -147,10 +152,7 @@ def test_exact_separation_every_root_round_keeps_the_optimum(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_in_out_separation_adds_cuts_and_keeps_the_optimum(seed):
-    table = random_table(12, 300 + seed, palim=3)
-    plain = replace(SCIP, set_packing=False, convex4=False)
-    lp_only = solve_ilp(table, replace(plain, inout_weight=1.0))
-    inout = solve_ilp(table, replace(plain, inout_weight=0.8))
+    table, lp_only, inout = _solve_twice(seed, {"inout_weight": 1.0}, {"inout_weight": 0.8})
     assert lp_only.stats["inout_cuts"] == 0 < inout.stats["inout_cuts"]
     assert inout.objective == pytest.approx(lp_only.objective, rel=1e-12)
     _check_result(table, inout)
@@ -158,11 +160,8 @@ def test_in_out_separation_adds_cuts_and_keeps_the_optimum(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_cuts_in_arc_form_keep_the_optimum(seed):
-    table = random_table(12, 300 + seed, palim=3)
-    plain = replace(SCIP, set_packing=False, convex4=False)
+    table, by_arcs, without = _solve_twice(seed, {"arc_form_min_saving": 0}, {"arc_form_min_saving": 10**9})
     score, _ = exact_optimum(table)
-    by_arcs = solve_ilp(table, replace(plain, arc_form_min_saving=0))
-    without = solve_ilp(table, replace(plain, arc_form_min_saving=10**9))
     assert by_arcs.stats["arc_form_cuts"] > 0 and without.stats["arc_form_cuts"] == 0
     assert by_arcs.objective == pytest.approx(score, rel=1e-9)
     assert without.objective == pytest.approx(score, rel=1e-9)

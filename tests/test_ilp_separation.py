@@ -25,6 +25,13 @@ def _fractional_point(problem, rng, support: int = 3) -> np.ndarray:
     return x
 
 
+def _random_point(n: int, seed: int):
+    """A random table of ``n`` nodes (palim 2), a fractional point on it and the generator."""
+    rng = np.random.default_rng(seed)
+    problem = build_problem(random_table(n, seed, palim=2))
+    return problem, _fractional_point(problem, rng), rng
+
+
 def _all_excesses(problem, x) -> dict:
     n = problem.n
     return {c: cluster_excess(problem, x, c)
@@ -34,9 +41,7 @@ def _all_excesses(problem, x) -> dict:
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("enumerate_max", [0, 14])
 def test_exact_separation_finds_a_violated_cluster_iff_one_exists(seed, enumerate_max):
-    rng = np.random.default_rng(seed)
-    problem = build_problem(random_table(6, seed, palim=2))
-    x = _fractional_point(problem, rng)
+    problem, x, _ = _random_point(6, seed)
     best = max(_all_excesses(problem, x).values())
     clusters, complete = subip_clusters(problem, x, enumerate_max=enumerate_max, min_excess=1e-6)
     assert complete
@@ -49,9 +54,7 @@ def test_exact_separation_finds_a_violated_cluster_iff_one_exists(seed, enumerat
 
 @pytest.mark.parametrize("seed", range(10))
 def test_greedy_clusters_are_violated(seed):
-    rng = np.random.default_rng(seed)
-    problem = build_problem(random_table(7, seed, palim=2))
-    x = _fractional_point(problem, rng)
+    problem, x, _ = _random_point(7, seed)
     for c in greedy_clusters(problem, x, min_excess=1e-6):
         assert len(c) >= 2 and cluster_excess(problem, x, c) > 1e-6
 
@@ -61,9 +64,7 @@ def test_greedy_clusters_are_violated(seed):
 def test_clusters_violated_between_the_lp_point_and_a_dag_are_violated_at_the_lp_point(seed, weight):
     # in-out separation (ilp.conshdlr_cluster): a DAG has excess <= 0 for every cluster, so a
     # cluster violated at w * x + (1 - w) * dag is violated by more than min_excess / w at x
-    rng = np.random.default_rng(seed)
-    problem = build_problem(random_table(7, seed, palim=2))
-    x = _fractional_point(problem, rng)
+    problem, x, rng = _random_point(7, seed)
     dag = np.zeros(problem.n_families)
     dag[sinks_dag(problem, rng.random(problem.n_families))] = 1.0
     assert max(_all_excesses(problem, dag).values()) <= 0
