@@ -39,8 +39,8 @@ class ClusterConshdlr(Plugin, Conshdlr):
     """Cluster-constraint handler over the family variables ``x`` of ``problem``, separating as
     ``options`` say (``inout_weight``, ``subip``, ``subip_maxdepth``, ``subip_time_limit``,
     ``subip_root_every``, ``convex4``, ``arc_form_min_saving``, ``seed``); ``arcs`` are the
-    model's arc variables by ``(u, v)``, which the rows may use (:func:`ilp.clusters.cut_row`); a cut counts as violated
-    above ``min_excess``."""
+    model's arc variables by ``(u, v)``, which the rows may use (:func:`ilp.clusters.cut_row`);
+    a cut counts as violated above ``min_excess``."""
 
     def __init__(self, problem: FamilyProblem, x: list, options: ILPOptions, arcs: dict | None = None,
                  min_excess: float = 1e-4):
