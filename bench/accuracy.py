@@ -40,8 +40,8 @@ from peer_learners import PEERS, Sample, preload, unavailable  # noqa: E402
 from pipeline.config import CHOICES, RunConfig  # noqa: E402
 
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
-OURS = ["default", "structure_prior=1", "method=none,structure_prior=1", "palim=4", "score=bic", "method=pmms",
-        "method=candidates", "add_candidates=2", "bootstrap=10"]
+OURS = ["default", "structure_prior=1", "method=none,structure_prior=1", "score=qnml,structure_prior=1", "palim=4",
+        "score=bic", "method=pmms", "method=candidates", "add_candidates=2", "bootstrap=10"]
 FIELDS = ["network", "rows", "seed", "learner", "status", "shd", "f1", "precision", "recall", "seconds"]
 LEARN_STAGES = ("data", "restrict", "scores", "solve")
 STARTUP_LIMIT = 300.0  # seconds a new worker may spend importing and warming up

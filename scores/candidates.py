@@ -80,7 +80,8 @@ from hybridbn.errors import HybridBNError
 from scores.counts import (MARK_LIMIT, as_columns, binary_cells, binary_prefix_cells, count_binary, count_bitset,
                            count_dense, count_grouped, count_touched, encode, group_rows, onehot_bitsets,
                            prefix_cells, triple_counts)
-from scores.local import AIC, BDEU, BIC, penalty_weight, score_cells, score_code, score_compact, term_tables
+from scores.local import (AIC, BDEU, BIC, family_penalty, memo_penalty, penalty_memo, penalty_weight, score_cells,
+                          score_code, score_compact, term_tables)
 from scores.table import ScoreTable, offsets
 
 logger = logging.getLogger(__name__)
@@ -270,7 +271,8 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
     # binary families of three parents (the cube path's bulk): full term tables of q = 8, r = 2
     quad = r == 2 and cube_index[x] >= 0 and nreq + kmax >= 3
     quad_cell, quad_cfg = term_tables(code, ess, 8.0, 2, n if quad else 0)
-    quad_penalty = penalty_weight(code, n) * (r - 1) * 8.0
+    quad_penalty = family_penalty(code, 8.0, 2, n)
+    penalties = penalty_memo()
 
     # output
     out_cap = 64
@@ -289,7 +291,8 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
     else:
         group_rows(codes, q0, order, starts)
         nc, nq = count_grouped(order, starts, q0, zero_col, xcol, r, gscratch, touched, cells, configs)
-    s0 = score_compact(cells, nc, configs, nq, cell_tabs, cfg_tabs, sl, code, ess, q_req, r, n)
+    s0 = score_compact(cells, nc, configs, nq, cell_tabs, cfg_tabs, sl, code, ess, q_req, r,
+                       memo_penalty(penalties, code, q_req, r, n))
     stats[_GEN] += 1
     stats[_SCORED] += 1
     stats[_KEPT] += 1
@@ -459,7 +462,8 @@ def child_kernel(cols, arities, bits, offsets, marg, cube, cube_index, x, pool, 
                 if not fast:
                     s_key = q_w if code == BDEU else 1.0
                     sl = _slot(s_key, slot_keys, cell_tabs, cfg_tabs, clock)
-                    s = score_compact(cells, nc, configs, nq, cell_tabs, cfg_tabs, sl, code, ess, q_w, r, n)
+                    s = score_compact(cells, nc, configs, nq, cell_tabs, cfg_tabs, sl, code, ess, q_w, r,
+                                      memo_penalty(penalties, code, q_w, r, n))
                 stats[_SCORED] += 1
                 if s > bss or not prune:
                     if n_out == out_cap:

@@ -43,7 +43,8 @@ from numba import njit
 from hybridbn.word_bits import popcount
 from hybridbn.errors import HybridBNError
 from scores.counts import as_columns, onehot_bitsets
-from scores.local import BDEU, K2, cell_term, config_term, penalty_weight, score_code, score_from_counts
+from scores.local import (BDEU, K2, cell_term, config_term, memo_penalty, penalty_memo, score_code,
+                          score_from_counts)
 
 
 class IdentificationError(HybridBNError, ValueError):
@@ -80,7 +81,7 @@ def _gains_kernel(bits, offsets, arities, marg, dominant, base, code, ess, n_row
     n_words = bits.shape[1]
     r_max = max(1, arities.max())
     tab = np.zeros((r_max, r_max), dtype=np.int64)
-    pw = penalty_weight(code, n_rows)
+    penalties = penalty_memo()
     use_table, xlogx = _xlogx_table(code, n_rows)
     for t in range(rows.shape[0]):
         p = rows[t]
@@ -120,12 +121,12 @@ def _gains_kernel(bits, offsets, arities, marg, dominant, base, code, ess, n_row
                         cells += xlogx[k] if use_table else cell_term(code, k, ess, float(rp), rc)
             if rc > 1:  # child c, parent p: configurations are p's states
                 cfg = _config_sum(marg, op, rp, rc, code, ess, xlogx, use_table)
-                out[p, c] = cells - cfg - pw * (rc - 1) * rp - base[c]
+                out[p, c] = cells - cfg - memo_penalty(penalties, code, float(rp), rc, n_rows) - base[c]
             else:
                 out[p, c] = 0.0
             if rp > 1:  # child p, parent c
                 cfg = _config_sum(marg, oc, rc, rp, code, ess, xlogx, use_table)
-                out[c, p] = cells - cfg - pw * (rp - 1) * rc - base[p]
+                out[c, p] = cells - cfg - memo_penalty(penalties, code, float(rc), rp, n_rows) - base[p]
             else:
                 out[c, p] = 0.0
 
@@ -169,7 +170,7 @@ def _conditional_kernel(cols, arities, first, dominant, row_ptr, row_idx, code, 
     row_ptr[p + 1]]``); the cells of that state follow from the ``(first[c], c)`` table.
     """
     n = arities.shape[0]
-    pw = penalty_weight(code, n_rows)
+    penalties = penalty_memo()
     r_max = max(1, arities.max())
     hist = np.zeros(r_max * r_max * r_max, dtype=np.int64)
     tot = np.zeros(r_max * r_max, dtype=np.int64)
@@ -196,7 +197,7 @@ def _conditional_kernel(cols, arities, first, dominant, row_ptr, row_idx, code, 
                     base += cell_term(code, x, ess, float(r1), rc)
             if na > 0:
                 base -= config_term(code, na, ess, float(r1), rc)
-        base -= pw * (rc - 1) * r1
+        base -= memo_penalty(penalties, code, float(r1), rc, n_rows)
         for p in range(n):
             if p == c or p == p1:
                 continue
@@ -223,7 +224,7 @@ def _conditional_kernel(cols, arities, first, dominant, row_ptr, row_idx, code, 
                         total += xlogx[x] if use_table else cell_term(code, x, ess, float(q), rc)
                 if nj > 0:
                     total -= xlogx[nj] if use_table else config_term(code, nj, ess, float(q), rc)
-            out[p, c] = total - pw * (rc - 1) * q - base
+            out[p, c] = total - memo_penalty(penalties, code, float(q), rc, n_rows) - base
 
 
 def conditional_gains(data: np.ndarray, arities: np.ndarray, first: np.ndarray, score: str = "bic",

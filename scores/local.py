@@ -8,9 +8,14 @@ With ``n_ij`` the count of parent configuration ``j``, ``n_ijk`` the count of ``
 * ``aic``  ``LL - (r - 1) q`` (Akaike 1974);
 * ``bdeu`` ``Σ_j [lgamma(α_j) - lgamma(α_j + n_ij) + Σ_k (lgamma(α_jk + n_ijk) - lgamma(α_jk))]``
   with ``α_j = ess / q``, ``α_jk = ess / (q r)`` (Heckerman, Geiger & Chickering 1995);
-* ``k2``   the same with ``α_jk = 1``, ``α_j = r`` (Cooper & Herskovits 1992).
+* ``k2``   the same with ``α_jk = 1``, ``α_j = r`` (Cooper & Herskovits 1992);
+* ``qnml`` ``LL - [log C(r q, N) - log C(q, N)]``, the quotient normalised maximum likelihood of
+  Silander, Leppä-aho, Jääsaari & Roos (2018): the NML code length of the family's joint
+  configurations minus that of its parent configurations, with ``C(K, N)`` the normaliser of
+  the NML distribution of one ``K``-valued variable over ``N`` rows (:func:`log_regret`). Like
+  BDeu it is score equivalent; unlike BDeu it has no parameter to tune.
 
-Every score has the form ``Σ_jk A(n_ijk) - Σ_j B(n_ij) - penalty(q)`` where ``A(0) = B(0) = 0``,
+Every score has the form ``Σ_jk A(n_ijk) - Σ_j B(n_ij) - penalty(q, r)`` where ``A(0) = B(0) = 0``,
 so unobserved configurations and empty cells contribute nothing and the compact counts of
 ``scores.counts`` suffice. The hot path memoises ``A`` and ``B`` per count in lazily filled
 lookup tables (:func:`score_compact`); families whose ``q`` is fixed in advance use full tables
@@ -22,13 +27,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.typed import Dict
 
 from hybridbn.errors import HybridBNError
 from scores.counts import contingency
 
-LL, BIC, AIC, BDEU, K2 = 0, 1, 2, 3, 4
-SCORES = {"ll": LL, "bic": BIC, "aic": AIC, "bdeu": BDEU, "k2": K2}
+LL, BIC, AIC, BDEU, K2, QNML = 0, 1, 2, 3, 4, 5
+SCORES = {"ll": LL, "bic": BIC, "aic": AIC, "bdeu": BDEU, "k2": K2, "qnml": QNML}
 """Score names accepted by the score stage and their kernel codes."""
 
 
@@ -57,6 +63,54 @@ def penalty_weight(code, n_rows):
 
 
 @njit(cache=True, nogil=True)
+def log_regret(k, n_rows):
+    """``log C(K, N)``: log of the normaliser ``Σ_x max_θ P(x | θ)`` over all ``N``-row samples of one
+    ``K``-valued variable, by its finite-sum form ``C(K, N) = Σ_{t=0..N} N! / ((N - t)! N^t)
+    binom(K + t - 2, t)`` of the normaliser of Kontkanen & Myllymäki (2007; ``C(1, N) = 1``),
+    summed in log space.
+    ``K`` may be a float beyond the integers that ``int64`` holds (a product of many arities)."""
+    if k <= 1.0 or n_rows <= 0:
+        return 0.0
+    top = -np.inf
+    terms = np.empty(n_rows + 1)
+    log_n = math.log(n_rows)
+    const = math.lgamma(n_rows + 1.0) - math.lgamma(k - 1.0)
+    for t in range(n_rows + 1):
+        terms[t] = (const - math.lgamma(n_rows - t + 1.0) - t * log_n + math.lgamma(k + t - 1.0)
+                    - math.lgamma(t + 1.0))
+        top = max(top, terms[t])
+    return top + math.log(np.sum(np.exp(terms - top)))
+
+
+@njit(cache=True, nogil=True)
+def family_penalty(code, q, r, n_rows):
+    """``penalty(q, r)`` of a family with ``q`` parent configurations and an ``r``-state child."""
+    if code == QNML:
+        return log_regret(q * r, n_rows) - log_regret(q, n_rows)
+    return penalty_weight(code, n_rows) * (r - 1) * q
+
+
+_FAMILY_SHAPE = types.UniTuple(types.float64, 2)
+
+
+@njit(cache=True, nogil=True)
+def penalty_memo():
+    """An empty memo for :func:`memo_penalty`, keyed by ``(q, r)``."""
+    return Dict.empty(key_type=_FAMILY_SHAPE, value_type=types.float64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def memo_penalty(memo, code, q, r, n_rows):
+    """:func:`family_penalty`, with qNML's (``O(N)`` each) kept in ``memo``."""
+    if code != QNML:
+        return family_penalty(code, q, r, n_rows)
+    key = (float(q), float(r))
+    if key not in memo:
+        memo[key] = family_penalty(code, q, r, n_rows)
+    return memo[key]
+
+
+@njit(cache=True, nogil=True)
 def cell_term(code, n, ess, q, r):
     """``A(n)`` for a cell count ``n >= 1``."""
     if code == BDEU:
@@ -79,8 +133,9 @@ def config_term(code, n, ess, q, r):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def score_compact(cells, n_cells, configs, n_cfg, cell_tabs, cfg_tabs, slot, code, ess, q, r, n_rows):
-    """Local score from compact counts (non-zero ``n_ijk`` and ``n_ij``).
+def score_compact(cells, n_cells, configs, n_cfg, cell_tabs, cfg_tabs, slot, code, ess, q, r, penalty):
+    """Local score from compact counts (non-zero ``n_ijk`` and ``n_ij``) and the family's
+    :func:`family_penalty`.
 
     ``cell_tabs[slot]`` and ``cfg_tabs[slot]`` memoise ``A(n)`` and ``B(n)`` for this
     ``(code, ess, q, r)``: NaN entries are computed and stored on first use; counts beyond the
@@ -110,7 +165,7 @@ def score_compact(cells, n_cells, configs, n_cfg, cell_tabs, cfg_tabs, slot, cod
         else:
             v = config_term(code, n, ess, q, r)
         total -= v
-    return total - penalty_weight(code, n_rows) * (r - 1) * q
+    return total - penalty
 
 
 @njit(cache=True, nogil=True)
@@ -129,8 +184,8 @@ def score_cells(cnt, n_cells, r_child, r_p, cell_tab, cfg_tab, penalty):
     """Local score and non-zero cells from the full count layout of ``scores.counts.compact_cells``.
 
     ``cnt[(j * r_child + l) * r_p + s]`` holds every cell, zeros included; ``cell_tab`` and
-    ``cfg_tab`` are :func:`term_tables` of the family's ``q`` and ``r``, ``penalty`` is
-    ``penalty_weight * (r - 1) * q``. Terms are added in the order of :func:`score_compact` on
+    ``cfg_tab`` are :func:`term_tables` of the family's ``q`` and ``r``, ``penalty`` its
+    :func:`family_penalty`. Terms are added in the order of :func:`score_compact` on
     the compact counts (zero counts add exactly 0.0), so both give bit-identical scores.
     """
     total = 0.0
@@ -169,7 +224,8 @@ def score_from_counts(counts: np.ndarray, q: float, score: str = "bdeu", ess: fl
     empty = np.zeros((1, 1))
     return float(
         score_compact(cells, cells.size, configs, configs.size, empty, empty, 0,
-                      code, float(ess), float(q), counts.shape[1], max(n_rows, 1))
+                      code, float(ess), float(q), counts.shape[1],
+                      family_penalty(code, float(q), counts.shape[1], max(n_rows, 1)))
     )
 
 

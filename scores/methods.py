@@ -40,6 +40,7 @@ SCORE = Choice(
         Method("aic", "Akaike information criterion", score_table),
         Method("ll", "log-likelihood", score_table),
         Method("k2", "K2 (Cooper & Herskovits 1992)", score_table),
+        Method("qnml", "quotient normalised maximum likelihood, parameter-free (Silander et al. 2018)", score_table),
     ),
 )
 """``--score``: the local score the optimisers maximise."""

@@ -12,7 +12,7 @@ import pytest
 from scores.candidates import STATS, CandidateError, build_score_table
 from scores.local import ScoreError, local_score
 
-SCORES = ("bdeu", "bic", "aic", "k2", "ll")
+SCORES = ("bdeu", "bic", "aic", "k2", "ll", "qnml")
 
 
 def _data(seed, n_vars=6, n_rows=200, arities=None, skew=False):
@@ -182,7 +182,7 @@ def test_bad_input():
         build_score_table(data, arities, names=["a"])
 
 
-@pytest.mark.parametrize("score", ["bdeu", "bic"])
+@pytest.mark.parametrize("score", ["bdeu", "bic", "qnml"])
 @pytest.mark.parametrize("seed,n_rows,palim", [(30, 25, 3), (31, 400, 3), (32, 3000, 2), (33, 120, 4)])
 @pytest.mark.parametrize("restricted", [False, True])
 def test_kept_sets_equal_brute_force_dominance(score, seed, n_rows, palim, restricted):

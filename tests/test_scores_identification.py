@@ -22,7 +22,7 @@ def _random_data(seed: int, n_rows: int = 300):
     return data.astype(np.uint8), arities
 
 
-@pytest.mark.parametrize("score", ["bic", "bdeu", "aic", "ll", "k2"])
+@pytest.mark.parametrize("score", ["bic", "bdeu", "aic", "ll", "k2", "qnml"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_gains_equal_brute_force_score_differences(score, n_jobs):
     data, arities = _random_data(3)
@@ -39,7 +39,7 @@ def test_gains_equal_brute_force_score_differences(score, n_jobs):
     assert np.all(gains[2, :][np.arange(n) != 2] == 0.0) and np.all(gains[:, 2][np.arange(n) != 2] == 0.0)
 
 
-@pytest.mark.parametrize("score", ["bic", "bdeu", "k2"])
+@pytest.mark.parametrize("score", ["bic", "bdeu", "k2", "qnml"])
 def test_conditional_gains_equal_brute_force(score):
     data, arities = _random_data(4)
     first = np.array([3, -1, 0, 0, 1, 4, 5])

@@ -9,10 +9,10 @@ import pytest
 
 from scores.counts import CountsError, contingency, parent_configs
 from scores.counts import compact_cells
-from scores.local import (SCORES as CODES, ScoreError, local_score, penalty_weight, score_cells, score_compact,
-                          score_from_counts, term_tables)
+from scores.local import (SCORES as CODES, ScoreError, family_penalty, local_score, log_regret, score_cells,
+                          score_compact, score_from_counts, term_tables)
 
-SCORES = ("ll", "bic", "aic", "bdeu", "k2")
+SCORES = ("ll", "bic", "aic", "bdeu", "k2", "qnml")
 
 
 def _random_data(seed, n_rows=150, arities=(2, 3, 4, 2, 3)):
@@ -21,6 +21,17 @@ def _random_data(seed, n_rows=150, arities=(2, 3, 4, 2, 3)):
     data = np.stack([rng.integers(0, a, n_rows) for a in arities], axis=1).astype(np.uint8)
     data[:, 1] = (data[:, 0] + (rng.random(n_rows) < 0.3)) % arities[1]  # some dependence
     return data, arities
+
+
+def _regret_by_recurrence(k, n_rows):
+    """``log C(K, N)`` by Kontkanen & Myllymäki's (2007) recurrence ``C(K + 2) = C(K + 1) + N / K C(K)``
+    from ``C(1) = 1`` and the binomial sum for ``C(2)``: another route than ``log_regret``'s sum."""
+    c2 = sum(math.comb(n_rows, h) * (h / n_rows) ** h * ((n_rows - h) / n_rows) ** (n_rows - h)
+             for h in range(n_rows + 1))
+    logs = [0.0, 0.0, math.log(c2)]  # index K: log C(K), from K = 1
+    for j in range(1, k - 1):
+        logs.append(np.logaddexp(logs[j + 1], math.log(n_rows / j) + logs[j]))
+    return logs[k]
 
 
 def _explicit_score(data, arities, child, parents, score, ess=1.0):
@@ -42,6 +53,8 @@ def _explicit_score(data, arities, child, parents, score, ess=1.0):
         return ll - 0.5 * math.log(n_rows) * (r - 1) * q
     if score == "aic":
         return ll - (r - 1) * q
+    if score == "qnml":
+        return ll - _regret_by_recurrence(q * r, n_rows) + _regret_by_recurrence(q, n_rows)
     if score == "bdeu":
         a_j, a_jk = ess / q, ess / (q * r)
         total = 0.0
@@ -83,14 +96,14 @@ def test_full_tables_score_bit_identically_to_the_memo_path(score):
     for r_child, r_p, q in ((2, 2, 8.0), (3, 2, 6.0), (2, 4, 16.0)):
         n_cells = int(q) // r_p * r_child
         cell_tab, cfg_tab = term_tables(code, ess, q, r_child, n_rows)
-        penalty = penalty_weight(code, n_rows) * (r_child - 1) * q
+        penalty = family_penalty(code, q, r_child, n_rows)
         memo_cells, memo_cfgs = np.full((1, 64), np.nan), np.full((1, 64), np.nan)  # counts >= 64: direct
         for trial in range(50):
             cnt = rng.multinomial(n_rows, rng.dirichlet(np.full(n_cells * r_p, 0.3))).astype(np.int64)
             cells, configs = np.empty(cnt.size + 1, np.int64), np.empty(cnt.size + 1, np.int64)
             nc, nq = compact_cells(cnt, n_cells, r_child, r_p, cells, configs)
             got, nz = score_cells(cnt, n_cells, r_child, r_p, cell_tab, cfg_tab, penalty)
-            want = score_compact(cells, nc, configs, nq, memo_cells, memo_cfgs, 0, code, ess, q, r_child, n_rows)
+            want = score_compact(cells, nc, configs, nq, memo_cells, memo_cfgs, 0, code, ess, q, r_child, penalty)
             assert got == want and nz == np.count_nonzero(cnt)
             n_jk = cnt.reshape(-1, r_child, r_p).transpose(0, 2, 1).reshape(-1, r_child)  # (config, child state)
             if score == "bdeu":
@@ -127,7 +140,32 @@ def test_parent_configs_astronomical_q():
     assert np.isfinite(value)
 
 
-@pytest.mark.parametrize("score", ["bdeu", "bic"])
+def test_regret_equals_its_definition_on_small_samples():
+    """``C(K, N)`` summed over every count vector of ``N`` rows on ``K`` values, each weighted by its
+    multinomial coefficient and maximised likelihood ``prod (n_k / N)^n_k``."""
+    for k in range(1, 5):
+        for n_rows in range(1, 8):
+            total = 0.0
+            for counts in itertools.product(range(n_rows + 1), repeat=k):
+                if sum(counts) == n_rows:
+                    ways = math.factorial(n_rows) / math.prod(math.factorial(c) for c in counts)
+                    total += ways * math.prod((c / n_rows) ** c for c in counts)
+            assert log_regret(float(k), n_rows) == pytest.approx(math.log(total), rel=1e-12, abs=1e-14)
+
+
+def test_regret_of_many_values_follows_the_recurrence():
+    for k in (3, 17, 250):
+        assert log_regret(float(k), 400) == pytest.approx(_regret_by_recurrence(k, 400), rel=1e-10)
+
+
+def test_qnml_of_a_tiny_sample_by_hand():
+    """X = (0, 0, 1): log-likelihood 2 log(2/3) + log(1/3), C(2, 3) = 1 + 4/9 + 4/9 + 1."""
+    data, arities = np.array([[0], [0], [1]], dtype=np.uint8), np.array([2])
+    want = 2 * math.log(2 / 3) + math.log(1 / 3) - math.log(26 / 9)
+    assert local_score(data, arities, 0, (), "qnml") == pytest.approx(want, rel=1e-13)
+
+
+@pytest.mark.parametrize("score", ["bdeu", "bic", "qnml"])
 def test_score_equivalence_on_markov_equivalent_dags(score):
     data, arities = _random_data(3, n_rows=400, arities=(3, 2, 4))
     s = lambda c, ps: local_score(data, arities, c, ps, score, ess=3.0)  # noqa: E731
