@@ -72,6 +72,22 @@ def test_objective_is_the_table_score_of_the_dag(asia):
     assert table.score_of(parent_sets) == pytest.approx(asia.objective)
 
 
+def test_qnml_objective_is_the_sum_of_its_local_scores(cache):
+    """``score="qnml"`` reaches the scorer: the optimum's objective is the qNML of its families."""
+    from bayesnet.catalog import load_network
+    from bayesnet.sampling import forward_sample
+    from scores.local import local_score
+
+    result = hybridbn.learn("asia", rows=800, seed=2, score="qnml", cache_dir=cache)
+    sample = forward_sample(load_network("asia"), 800, seed=2)
+    arities = np.array([len(states) for states in sample.states])
+    total = sum(local_score(np.asarray(sample.data), arities, v, tuple(np.flatnonzero(result.adjacency[:, v])),
+                            score="qnml") for v in range(arities.size))
+    assert result.status == "optimal" and result.objective == pytest.approx(total, rel=1e-10)
+    assert result.objective != pytest.approx(hybridbn.learn("asia", rows=800, seed=2, score="bic",
+                                                            cache_dir=cache).objective)
+
+
 def test_conversions(asia, tmp_path):
     edges = asia.to_edge_frame()
     assert list(edges.columns) == ["source", "target", "directed"] and edges["directed"].all()
