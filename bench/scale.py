@@ -106,7 +106,7 @@ def case_row(stages: dict) -> dict:
 def hybrid_case(args, network: str, palim: int) -> dict:
     case = {"source": network, "stage": "evaluate", "cache": args.cache,
             "options": {**PC, "rows": args.rows, "seed": 0, "score": "bdeu", "ess": 1.0, "palim": palim,
-                        "budget": args.budget}}
+                        "budget": args.budget, "memory_limit": args.memory_limit}}
     return measure_case(case, args.budget + args.grace)
 
 
@@ -216,6 +216,7 @@ def main(argv=None) -> None:
     ap.add_argument("--jkl", action="store_true", help="also write the BIC tables and solve them alone")
     ap.add_argument("--score-limit", type=float, default=300.0, help="wall seconds to write one .jkl table")
     ap.add_argument("--peer-limit", type=float, default=120.0)
+    ap.add_argument("--memory-limit", type=float, help="the hybrid's --memory-limit (MB of SCIP's own account)")
     ap.add_argument("--out", default="output/scale", help="results.jsonl, the stage cache and the .jkl tables")
     ap.add_argument("--case", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -243,9 +244,10 @@ def main(argv=None) -> None:
             record(("peers", network, args.rows), {"network": network, **peer_row(args, network)})
     for palim in args.palim:  # every network at the first parent limit before the next one
         for network in args.networks:
-            case = ("hybrid", network, args.rows, palim, args.budget)
+            capped = {} if args.memory_limit is None else {"memory_limit": args.memory_limit}
+            case = ("hybrid", network, args.rows, palim, args.budget, *capped.values())
             if case not in done:
-                record(case, {"network": network, "palim": palim, "budget": args.budget,
+                record(case, {"network": network, "palim": palim, "budget": args.budget, **capped,
                               **hybrid_case(args, network, palim)})
     for palim in args.palim if args.jkl else []:
         for network in args.networks:

@@ -112,6 +112,7 @@ def solve_ilp(
     palim: int | None = None,
     extend: Hook | Sequence[Hook] | None = None,
     time_limit: float | None = None,
+    memory_limit: float | None = None,
 ) -> ILPResult:
     """Maximise the total local score over DAGs whose families are in ``table``.
 
@@ -126,7 +127,10 @@ def solve_ilp(
     ``stats`` dicts are merged into the result's. ``time_limit`` (seconds) bounds the whole call
     (SCIP gets what validation and model building left, at least ``MIN_SCIP_SECONDS``, so that
     ``--budget`` is kept) and returns the best DAG found with its dual bound and gap (status
-    ``"timelimit"``).
+    ``"timelimit"``). ``memory_limit`` (megabytes) caps the memory SCIP holds by its own account
+    (``limits/memory``: the model, the LP and the cuts, which grow with every cut round on large
+    tables; the process needs more for Python, the kernels and the table) and ends the solve the
+    same way, status ``"memlimit"``.
 
     Raises :class:`ILPInputError` (a ``ValueError``) on bad input before the solver starts,
     :class:`ILPInfeasibleError` if no acyclic choice of candidate parent sets exists, and
@@ -141,6 +145,8 @@ def solve_ilp(
         raise ILPInputError(f"options must be an ILPOptions, got {type(options).__name__}")
     if time_limit is not None and not time_limit > 0:
         raise ILPInputError(f"time_limit must be positive or None, got {time_limit!r}")
+    if memory_limit is not None and not memory_limit > 0:
+        raise ILPInputError(f"memory_limit must be positive (megabytes) or None, got {memory_limit!r}")
     problem = build_problem(table, required_arcs=required_arcs, forbidden_arcs=forbidden_arcs, palim=palim)
     hooks = () if extend is None else (extend,) if callable(extend) else tuple(extend)
     if not hooks and use_dp(problem, options.dp_max_vars):
@@ -160,6 +166,8 @@ def solve_ilp(
     t_first = t_build if warm is not None else None
     if time_limit is not None:  # the limit covers validation and model building too
         model.setParam("limits/time", max(time_limit - t_build, MIN_SCIP_SECONDS))
+    if memory_limit is not None:
+        model.setParam("limits/memory", float(memory_limit))
 
     model.optimize()
     t_solve = time.perf_counter() - t0 - t_build

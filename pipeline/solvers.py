@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hybridbn.options import FLAG, INT, SECONDS, TEXT, Choice, Method, Param
+from hybridbn.options import FLAG, FLOAT, INT, SECONDS, TEXT, Choice, Method, Param
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.config import RunConfig
@@ -56,7 +56,7 @@ def solve_ilp_stage(cfg: RunConfig, inputs: SolveInputs) -> Solution:
     """Exact ILP (Su 2023, section 5.6); optionally treewidth-bounded or inside the cops bags."""
     import ilp
 
-    ilp_args: dict[str, Any] = {"time_limit": cfg.time_limit}
+    ilp_args: dict[str, Any] = {"time_limit": cfg.time_limit, "memory_limit": cfg.memory_limit}
     if inputs.knowledge is not None:
         from pipeline.knowledge import ilp_inputs
 
@@ -151,6 +151,11 @@ def _check_sges_bound(text: str) -> None:
 TIME_LIMIT = Param("time_limit", SECONDS, None,
                    "solver time limit in seconds (default: none; 60 for the anytime kg / kastar)",
                    key="time_limit", grid="time_limit", axis=False)
+MEMORY_LIMIT = Param("memory_limit", FLOAT, None,
+                     "with the ilp: megabytes SCIP may hold (its own account: model, LP, cuts); past it the "
+                     "solve stops like at a time limit, with its best DAG, bound and gap (default: none)",
+                     low=0.0, open="low", none=True, metavar="MB", key="memory_limit", keyed_when_set=True,
+                     strict=True, grid="memory_limit", axis=False)
 TREEWIDTH = Param("treewidth", INT, None,
                   "bound the treewidth of the learned DAG's moral graph by K: needed by kg/kastar; with ilp it "
                   "solves the exact treewidth-bounded ILP",
@@ -171,7 +176,8 @@ SOLVER = Choice(
          "(equivalence-class search)",
     params=(TIME_LIMIT,), constants={"solver_seed": 0},
     methods=(
-        Method("ilp", "exact ILP on SCIP (Su 2023, section 5.6)", solve_ilp_stage, (TREEWIDTH, WITHIN_BAGS)),
+        Method("ilp", "exact ILP on SCIP (Su 2023, section 5.6)", solve_ilp_stage,
+               (TREEWIDTH, WITHIN_BAGS, MEMORY_LIMIT)),
         Method("kg", "k-G (Scanagatta et al.)", solve_kg, (TREEWIDTH,), needs=("treewidth",)),
         Method("kastar", "k-A* (Scanagatta et al.)", solve_kastar, (TREEWIDTH,), needs=("treewidth",)),
         Method("ges", "GES (Chickering 2002)", solve_ges, uses=ON_DATA),

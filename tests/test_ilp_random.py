@@ -196,6 +196,16 @@ def test_time_limit_returns_best_dag_with_bound():
         assert res.gap == pytest.approx((res.dual_bound - res.objective) / abs(res.objective))
 
 
+def test_memory_limit_returns_best_dag_with_bound():
+    """SCIP's own account of a 16-node model is over 1 MB from the start: it stops with status
+    ``memlimit`` and the warm-start DAG (no bound yet), as it would at a time limit."""
+    table = random_table(16, 7, palim=3, keep=0.9)
+    capped, full = solve_ilp(table, SCIP, memory_limit=1), solve_ilp(table, SCIP)
+    assert (capped.status, full.status) == ("memlimit", "optimal")
+    _check_result(table, capped)
+    assert capped.objective < full.objective and capped.gap == np.inf
+
+
 def test_deterministic_for_a_seed_and_serialisable():
     table = random_table(8, 9, palim=3)
     a, b = solve_ilp(table, replace(SCIP, seed=3)), solve_ilp(table, replace(SCIP, seed=3))

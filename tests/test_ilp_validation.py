@@ -75,6 +75,7 @@ def test_child_left_without_candidates():
         ({"forbidden_arcs": [(0,)]}, "pair"),
         ({"palim": -1}, "palim"),
         ({"time_limit": 0}, "time_limit"),
+        ({"memory_limit": -3}, "^memory_limit must be positive \\(megabytes\\) or None, got -3$"),
     ],
 )
 def test_bad_inputs(kwargs, match):

@@ -184,3 +184,20 @@ def test_cli_and_grid_with_candidates(capsys, tmp_path):
     cand = frame[frame["method"] == "candidates"]
     assert sorted(cand["candidates"]) == [2, 3] and cand["alpha"].isna().all() and (cand["n_tests"] == 0).all()
     assert frame[frame["method"] == "pc"]["candidates"].isna().all()
+
+
+def test_memory_limit_stops_the_ilp_like_a_time_limit(tmp_path):
+    """``--memory-limit`` reaches SCIP (also in the treewidth-bounded ILP): 1 MB ends the solve at
+    once with the warm-start DAG, cached as a limited result under its own key; the other solvers
+    refuse the option."""
+    import hybridbn
+
+    options = {"rows": 500, "method": "none", "cache_dir": tmp_path}
+    capped = hybridbn.learn("alarm", memory_limit=1, **options)
+    assert capped.status == "memlimit" and capped.bound is None and is_acyclic(capped.adjacency)
+    assert hybridbn.learn("alarm", memory_limit=1, **options).cached["solve"]
+    assert hybridbn.learn("alarm", memory_limit=1, treewidth=3, **options).status == "memlimit"
+    full = hybridbn.learn("alarm", **options)
+    assert not full.cached["solve"] and full.status == "optimal" and full.objective > capped.objective
+    with pytest.raises(ConfigError, match="--memory-limit applies to --solver ilp only"):
+        RunConfig(network="alarm", solver="ges", memory_limit=10).validated()

@@ -69,16 +69,18 @@ def solve_bounded_treewidth(
     forbidden_arcs=(),
     palim: int | None = None,
     time_limit: float | None = None,
+    memory_limit: float | None = None,
     relaxation_first: bool = True,
 ) -> ILPResult:
     """Best DAG over the families of ``table`` whose moral graph has treewidth at most ``k``.
 
     ``formulation`` picks the treewidth model (see the module docstring); ``palim`` is capped
-    at ``k``; the arcs, ``palim`` and ``time_limit`` are those of :func:`ilp.solve_ilp`, which
-    solves with ``options``; in the bounded model the core sink-finding heuristic and warm start
-    give way to the treewidth-repaired ones (:mod:`ilp.treewidth.heur_bounded_sinks`, run as
-    ``options.sinks_freq`` and ``options.warm_start`` say) and cluster cuts are separated every
-    :data:`BOUNDED_SEPA_FREQ` depth levels (``options.sepa_freq`` is the relaxation's). With
+    at ``k``; the arcs, ``palim``, ``time_limit`` and ``memory_limit`` are those of
+    :func:`ilp.solve_ilp`, which solves with ``options``; in the bounded model the core
+    sink-finding heuristic and warm start give way to the treewidth-repaired ones
+    (:mod:`ilp.treewidth.heur_bounded_sinks`, run as ``options.sinks_freq`` and
+    ``options.warm_start`` say) and cluster cuts are separated every :data:`BOUNDED_SEPA_FREQ`
+    depth levels (``options.sepa_freq`` is the relaxation's). With
     ``relaxation_first`` the unbounded problem is solved first with half of any time limit;
     ``stats["relaxation_optimal"]`` says whether its optimum was the answer and
     ``stats["relaxation_bound"]`` is the bound it gave otherwise. ``stats["treewidth"]`` is the
@@ -92,7 +94,8 @@ def solve_bounded_treewidth(
     k = check_width(k, table.n_vars)
     if palim is None or (isinstance(palim, (int, np.integer)) and palim > k):
         palim = k
-    problem = {"required_arcs": required_arcs, "forbidden_arcs": forbidden_arcs, "palim": palim}
+    problem = {"required_arcs": required_arcs, "forbidden_arcs": forbidden_arcs, "palim": palim,
+               "memory_limit": memory_limit}
     res, via_relaxation, bound = None, False, None
     if relaxation_first:
         first = solve_ilp(table, options, time_limit=None if time_limit is None else time_limit / 2,
