@@ -20,6 +20,7 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     within_bags = [false]         # ilp inside the cops tree decomposition (methods = ["cops"])
     sges_bounds = ["parents:3"]   # SGES property bounds
     time_limit = 600              # seconds per solve (omit: none)
+    memory_limit = 6000           # megabytes SCIP may hold per ILP solve (omit: none)
     cops_time_limit = 600         # seconds per cops-and-robbers restriction (omit: none)
     budget = 900                  # seconds per job for restriction + scoring + solving (omit: none)
     required = "required.csv"     # expert knowledge for every job (CSV files relative to the grid file;
