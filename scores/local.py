@@ -64,11 +64,10 @@ def penalty_weight(code, n_rows):
 
 @njit(cache=True, nogil=True)
 def log_regret(k, n_rows):
-    """``log C(K, N)``: log of the normaliser ``Σ_x max_θ P(x | θ)`` over all ``N``-row samples of one
-    ``K``-valued variable, by its finite-sum form ``C(K, N) = Σ_{t=0..N} N! / ((N - t)! N^t)
-    binom(K + t - 2, t)`` of the normaliser of Kontkanen & Myllymäki (2007; ``C(1, N) = 1``),
-    summed in log space.
-    ``K`` may be a float beyond the integers that ``int64`` holds (a product of many arities)."""
+    """``log C(K, N)``: log of the NML normaliser ``Σ_x max_θ P(x | θ)`` over all ``N``-row samples
+    of one ``K``-valued variable (Kontkanen & Myllymäki 2007; ``C(1, N) = 1``), summed in log space
+    in its finite form ``C(K, N) = Σ_{t=0..N} N! / ((N - t)! N^t) binom(K + t - 2, t)``. ``K`` may
+    be a float beyond what ``int64`` holds (a product of many arities)."""
     if k <= 1.0 or n_rows <= 0:
         return 0.0
     top = -np.inf

@@ -94,12 +94,11 @@ def solve_bounded_treewidth(
     k = check_width(k, table.n_vars)
     if palim is None or (isinstance(palim, (int, np.integer)) and palim > k):
         palim = k
-    problem = {"required_arcs": required_arcs, "forbidden_arcs": forbidden_arcs, "palim": palim,
-               "memory_limit": memory_limit}
+    problem = {"required_arcs": required_arcs, "forbidden_arcs": forbidden_arcs, "palim": palim}
     res, via_relaxation, bound = None, False, None
     if relaxation_first:
         first = solve_ilp(table, options, time_limit=None if time_limit is None else time_limit / 2,
-                          **problem)
+                          memory_limit=memory_limit, **problem)
         if first.status == "optimal" and _certified_within(first.dag, k):
             res, via_relaxation = first, True
             logger.info("the unbounded optimum has treewidth <= %d: it is the bounded optimum", k)
@@ -111,8 +110,8 @@ def solve_bounded_treewidth(
     if res is None:
         model = FORMULATIONS[formulation](k, options.warm_start, options.sinks_freq)
         bounded = replace(options, sepa_freq=BOUNDED_SEPA_FREQ, sinks_freq=-1, warm_start=False)
-        res = solve_ilp(table, bounded, time_limit=time_limit, extend=_with_objective_bound(model, bound),
-                        **problem)
+        res = solve_ilp(table, bounded, time_limit=time_limit, memory_limit=memory_limit,
+                        extend=_with_objective_bound(model, bound), **problem)
     width = dag_treewidth(res.dag).width
     if width > k:  # pragma: no cover - guarded by the treewidth model
         raise ILPSolveError(f"the learned DAG has treewidth {width} > k={k}")
