@@ -16,7 +16,7 @@ Validation checks each option against its declaration, then the rules between op
 selected method needs (``kg`` needs ``treewidth``), strict options given to a method they do
 not apply to (``cops_time_limit`` without ``cops``), options that require another choice
 (``within_bags`` needs ``cops``), and the run-wide rules below (sources, score files, budget,
-knowledge files, bootstrap).
+knowledge files, bootstrap, selection).
 """
 
 from __future__ import annotations
@@ -77,6 +77,14 @@ BOOTSTRAP = (
           "estimated as Scutari & Nagarajan 2013, as bnlearn)", low=0.0, high=1.0, metavar="T",
           grid="threshold", axis=False, column=False),
 )
+SELECTION = (
+    Param("select", TEXT, None, "learn with the best of several settings by K-fold held-out log-likelihood: "
+          "candidates of key=value overrides (run.py's option names) separated by ';', e.g. "
+          "\"method=none; score=qnml\" (written to selection.csv)", metavar="\"A; B\"", grid="select",
+          axis=False, column=False),
+    Param("folds", INT, 5, "with --select: number of folds", low=2, metavar="K", grid="folds", axis=False,
+          column=False),
+)
 
 
 GROUPS: dict[str, tuple[Param | Choice, ...]] = {
@@ -86,6 +94,7 @@ GROUPS: dict[str, tuple[Param | Choice, ...]] = {
     "expert knowledge (CSV files, see docs/user-guide.md)": KNOWLEDGE,
     "solver": (SOLVER, *SOLVER.params, *SOLVER.method_params, BUDGET),
     "arc confidence (bootstrap, as bnlearn's boot.strength / averaged.network)": BOOTSTRAP,
+    "setting chosen by cross-validation (as bnlearn's bn.cv)": SELECTION,
 }
 """Every option of a run, grouped as ``run.py --help`` shows them, in :class:`RunConfig` field
 order: the declarations every RunConfig field, CLI option, grid key, cache key and report
@@ -123,6 +132,7 @@ class RunConfig(_Fields):
         cfg._check_run_options()
         cfg._check_knowledge()
         cfg._check_bootstrap()
+        cfg._check_selection()
         return cfg
 
     def methods(self) -> dict[str, Method]:
@@ -164,6 +174,21 @@ class RunConfig(_Fields):
                               "give --network or --data")
         if self.threshold is not None and self.bootstrap is None:
             raise ConfigError("--threshold applies to the averaged network of --bootstrap B")
+
+    def _check_selection(self) -> None:
+        """``--select`` needs data and candidates that are valid runs; ``--folds`` needs ``--select``."""
+        if self.select is None:
+            if self.folds != PARAMS["folds"].default:
+                raise ConfigError("--folds applies to the cross-validation of --select")
+            return
+        if self.scores is not None:
+            raise ConfigError("--select cross-validates on the data, and --scores FILE.jkl has none: "
+                              "give --network or --data")
+        if self.network is not None and self.folds > self.rows:
+            raise ConfigError(f"--folds {self.folds} exceeds --rows {self.rows}")
+        from pipeline.selection import candidate_configs
+
+        candidate_configs(self)
 
     def _check_run_options(self) -> None:
         """The options of issue 20: score files, the whole-run budget."""

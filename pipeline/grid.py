@@ -30,6 +30,8 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     score_groups = 1              # on Dask: score each job's children as this many tasks
     bootstrap = 50                # also learn 50 networks from resamples: averaged network's SHD, F1
     threshold = 0.5               #   at this strength threshold (omit: estimated, as bnlearn)
+    select = "method=none; score=qnml"  # learn with the candidate of best held-out log-likelihood
+    folds = 5                     #   over this many folds (columns selected, cv_log_likelihood)
 
 Jobs are the cartesian product in the order of the keys above (so job ids are deterministic);
 parameters a job does not use (alpha/test/order when ``method`` is ``"none"`` or ``"candidates"``,
@@ -318,13 +320,19 @@ def run_job(
 
                 client = stack.enter_context(worker_client())
                 split = {"score_executor": DaskExecutor(client), "score_groups": score_groups}
-            arts = run_stages(cache, cfg, **split)
-            base = run_stages(cache, cfg.unrestricted(), upto="solve", **split) if baseline else None
-        row.update(job_row(arts, base))
+            chosen, selected = cfg, {}
+            if cfg.select is not None:
+                from pipeline.selection import run_selection
+
+                selection = run_selection(cfg, cache, run_stages(cache, cfg, upto="data")["data"])
+                chosen, selected = selection.config, selection.columns()
+            arts = run_stages(cache, chosen, **split)
+            base = run_stages(cache, chosen.unrestricted(), upto="solve", **split) if baseline else None
+        row.update(job_row(arts, base), **selected)
         if cfg.bootstrap is not None:
             from pipeline.bootstrap import run_bootstrap
 
-            row.update(run_bootstrap(cfg, cache, arts["data"]).columns())
+            row.update(run_bootstrap(chosen, cache, arts["data"]).columns())
     except Exception as exc:  # recorded, the grid goes on
         logger.debug("job failed", exc_info=True)
         row.update(status="error", error=error_text(exc))

@@ -116,9 +116,10 @@ def check_source(cfg: RunConfig) -> None:
 
 
 def check_bootstrap_stage(cfg: RunConfig, stage: str) -> None:
-    """The bootstrap learns whole networks: it needs the solve stage."""
-    if cfg.bootstrap is not None and STAGES.index(stage) < STAGES.index("solve"):
-        raise ConfigError(f"--bootstrap learns whole networks: it needs --stage solve or evaluate, not {stage}")
+    """The bootstrap and the selection learn whole networks: they need the solve stage."""
+    for option, given in (("--bootstrap", cfg.bootstrap), ("--select", cfg.select)):
+        if given is not None and STAGES.index(stage) < STAGES.index("solve"):
+            raise ConfigError(f"{option} learns whole networks: it needs --stage solve or evaluate, not {stage}")
 
 
 def run_config(
@@ -132,10 +133,18 @@ def run_config(
     score_groups: int = 1,
 ) -> LearnResult:
     """Run the stages of a validated configuration (the shared core of the API and the CLI);
-    with ``cfg.bootstrap`` also the bootstrap networks (:mod:`pipeline.bootstrap`), in a pool of
-    ``n_jobs`` processes or on ``score_executor``."""
+    with ``cfg.select`` first the cross-validation that chooses the setting
+    (:mod:`pipeline.selection`), with ``cfg.bootstrap`` also the bootstrap networks
+    (:mod:`pipeline.bootstrap`), each in a pool of ``n_jobs`` processes or on ``score_executor``."""
     from pipeline.stages import run_stages
 
+    selection = None
+    if cfg.select is not None:
+        from pipeline.selection import run_selection
+
+        data = run_stages(cache, cfg, upto="data", frame=frame)["data"]
+        selection = run_selection(cfg, cache, data, jobs=n_jobs, executor=score_executor, progress=progress)
+        cfg = selection.config
     artifacts = run_stages(cache, cfg, upto=stage, progress=progress, n_jobs=n_jobs,
                            score_executor=score_executor, score_groups=score_groups, frame=frame)
     boot = None
@@ -143,4 +152,4 @@ def run_config(
         from pipeline.bootstrap import run_bootstrap
 
         boot = run_bootstrap(cfg, cache, artifacts["data"], jobs=n_jobs, executor=score_executor, progress=progress)
-    return LearnResult(cfg, artifacts, boot)
+    return LearnResult(cfg, artifacts, boot, selection)

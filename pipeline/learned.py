@@ -2,7 +2,8 @@
 parameters, the solver's objective / bound / gap / status, per-stage times and counts, the
 evaluation against the true network when one is known, and conversions (edge list, networkx,
 BIF, DOT) and the output folder of ``run.py``; with ``bootstrap=B`` also the arc strengths and
-the averaged network of B bootstrap networks (:attr:`LearnResult.bootstrap`).
+the averaged network of B bootstrap networks (:attr:`LearnResult.bootstrap`); with ``select``
+the cross-validation that chose the setting (:attr:`LearnResult.selection`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from pipeline.config import RunConfig
 class LearnResult:
     """The outcome of :func:`hybridbn.learn` (read-only views of the stage artifacts)."""
 
-    def __init__(self, config: RunConfig, artifacts: Mapping[str, Artifact], bootstrap=None):
+    def __init__(self, config: RunConfig, artifacts: Mapping[str, Artifact], bootstrap=None, selection=None):
         self.config = config
         self.artifacts = dict(artifacts)
         self.bootstrap = bootstrap
         """With ``bootstrap=B``: the :class:`pipeline.bootstrap.BootstrapResult` (``strengths()``
         table, ``averaged`` PDAG, ``threshold``, ``evaluation``); else None."""
+        self.selection = selection
+        """With ``select``: the :class:`pipeline.selection.SelectionResult` (``table()`` of held-out
+        log-likelihoods, the ``chosen`` candidate, whose configuration is :attr:`config`); else None."""
 
     def __repr__(self) -> str:
         if "solve" not in self.artifacts:
@@ -133,8 +137,9 @@ class LearnResult:
         """The report ``run.py`` prints: one line per stage with its time and counts."""
         from pipeline.report import format_run_summary
 
-        text = format_run_summary(self.config, self.artifacts, output=output)
-        return text if self.bootstrap is None else f"{text}\n{self.bootstrap.summary()}"
+        lines = [format_run_summary(self.config, self.artifacts, output=output)]
+        lines += [extra.summary() for extra in (self.selection, self.bootstrap) if extra is not None]
+        return "\n".join(lines)
 
     # ------------------------------------------------------------------------ parameters
     def parameters(self, method: str = "bayes") -> Any:
@@ -180,12 +185,13 @@ class LearnResult:
 
     def write(self, output_dir: str | Path = "output", cpt: str = "bayes") -> Path:
         """Write the files of ``run.py`` (edges.csv, network.dot, network.bif, model.txt,
-        result.json; with the bootstrap strengths.csv, averaged.csv, bootstrap.json, averaged.png)
-        to ``<output_dir>/<source>-<key>/`` and return that folder."""
+        result.json; with the bootstrap strengths.csv, averaged.csv, bootstrap.json, averaged.png;
+        with the selection selection.csv, selection.json) to ``<output_dir>/<source>-<key>/`` and
+        return that folder."""
         from pipeline.outputs import write_outputs
 
         self._stage("solve")
-        extra = () if self.bootstrap is None else (self.bootstrap.write,)
+        extra = tuple(x.write for x in (self.selection, self.bootstrap) if x is not None)
         return write_outputs(Path(output_dir), self.config, self.artifacts, cpt_method=cpt, extra_writers=extra)
 
     def write_scores(self, path: str | Path) -> Path:
