@@ -134,25 +134,17 @@ def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     from graphs.averaging import arc_strengths, averaged_network, inclusion_threshold, pair_strengths
     from graphs.pdag import dag_to_cpdag
 
-    from pipeline.executors import LocalExecutor
+    from pipeline.executors import map_tasks
     from pipeline.stages import names_of
 
     root = str(cache.root.resolve())
     results = cached_replicates(cfg, root, data) if cache.enabled else {}
     tasks = [(cfg, root, cache.enabled, data, b) for b in range(cfg.bootstrap) if b not in results]
-    local = LocalExecutor(jobs) if executor is None and tasks else None
     names = names_of(data)
-    try:
-        with tqdm(total=cfg.bootstrap, initial=len(results), desc="bootstrap", unit="network",
-                  disable=not progress) as bar:
-            for i, result, exc in (executor or local).map_unordered(learn_replicate, tasks) if tasks else ():
-                if exc is not None:
-                    raise exc
-                results[tasks[i][-1]] = result
-                bar.update()
-    finally:
-        if local is not None:
-            local.close()
+    with tqdm(total=cfg.bootstrap, initial=len(results), desc="bootstrap", unit="network",
+              disable=not progress) as bar:
+        learned = map_tasks(learn_replicate, tasks, jobs, executor, bar.update)
+    results.update((task[-1], result) for task, result in zip(tasks, learned))
     cpdags = [dag_to_cpdag(results[b][0]) for b in range(cfg.bootstrap)]
     strength, direction = arc_strengths(cpdags)
     if cfg.threshold is None:

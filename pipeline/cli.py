@@ -182,10 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run's :class:`RunConfig`: every field from the option of the same name, validated."""
     cfg = RunConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(RunConfig)}).validated()
-    from pipeline.learn import check_bootstrap_stage, check_source
+    from pipeline.learn import check_whole_network_stage, check_source
 
     check_source(cfg)
-    check_bootstrap_stage(cfg, args.stage)
+    check_whole_network_stage(cfg, args.stage)
     check_score_export(args.write_scores, cfg, args.stage)
     return cfg
 

@@ -134,6 +134,28 @@ class LocalExecutor:
             self._pool = None
 
 
+def map_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], jobs: int = 1, executor=None,
+              on_done: Callable[[], Any] | None = None) -> list[Any]:
+    """``fn(*task)`` for every task, in task order: on ``executor`` (left open), else in a local
+    pool of ``jobs`` processes (this process when 1; none started for no task). The first
+    failure is raised; ``on_done`` is called as each task finishes (a progress bar's update)."""
+    results: list[Any] = [None] * len(tasks)
+    if not tasks:
+        return results
+    local = LocalExecutor(jobs) if executor is None else None
+    try:
+        for i, result, exc in (executor or local).map_unordered(fn, tasks):
+            if exc is not None:
+                raise exc
+            results[i] = result
+            if on_done is not None:
+                on_done()
+    finally:
+        if local is not None:
+            local.close()
+    return results
+
+
 class DaskExecutor:
     """Runs jobs as tasks of a ``distributed.Client`` (closed on :meth:`close` if we created it)."""
 

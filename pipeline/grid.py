@@ -303,6 +303,7 @@ def run_job(
     The row of a successful job is cached, so a re-run of the grid skips it. On a Dask worker
     with ``score_groups > 1`` the score stage is spread over the cluster as that many tasks.
     """
+    from pipeline.selection import select_config
     from pipeline.stages import run_stages
 
     cache = StageCache(cache_root, enabled=cache_enabled)
@@ -320,15 +321,10 @@ def run_job(
 
                 client = stack.enter_context(worker_client())
                 split = {"score_executor": DaskExecutor(client), "score_groups": score_groups}
-            chosen, selected = cfg, {}
-            if cfg.select is not None:
-                from pipeline.selection import run_selection
-
-                selection = run_selection(cfg, cache, run_stages(cache, cfg, upto="data")["data"])
-                chosen, selected = selection.config, selection.columns()
+            chosen, selection = select_config(cfg, cache)
             arts = run_stages(cache, chosen, **split)
             base = run_stages(cache, chosen.unrestricted(), upto="solve", **split) if baseline else None
-        row.update(job_row(arts, base), **selected)
+        row.update(job_row(arts, base), **({} if selection is None else selection.columns()))
         if cfg.bootstrap is not None:
             from pipeline.bootstrap import run_bootstrap
 

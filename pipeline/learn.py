@@ -51,7 +51,7 @@ def learn(
     if stage not in STAGES:
         raise ConfigError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
     cfg, frame = config_for(source, options)
-    check_bootstrap_stage(cfg, stage)
+    check_whole_network_stage(cfg, stage)
     cache = StageCache(cache_dir, enabled=use_cache)
     cache.check_writable()
     return run_config(cfg, cache, stage=stage, progress=progress, n_jobs=n_jobs, frame=frame)
@@ -115,7 +115,7 @@ def check_source(cfg: RunConfig) -> None:
         check_readable("--scores", Path(str(cfg.scores)))
 
 
-def check_bootstrap_stage(cfg: RunConfig, stage: str) -> None:
+def check_whole_network_stage(cfg: RunConfig, stage: str) -> None:
     """The bootstrap and the selection learn whole networks: they need the solve stage."""
     for option, given in (("--bootstrap", cfg.bootstrap), ("--select", cfg.select)):
         if given is not None and STAGES.index(stage) < STAGES.index("solve"):
@@ -136,15 +136,10 @@ def run_config(
     with ``cfg.select`` first the cross-validation that chooses the setting
     (:mod:`pipeline.selection`), with ``cfg.bootstrap`` also the bootstrap networks
     (:mod:`pipeline.bootstrap`), each in a pool of ``n_jobs`` processes or on ``score_executor``."""
+    from pipeline.selection import select_config
     from pipeline.stages import run_stages
 
-    selection = None
-    if cfg.select is not None:
-        from pipeline.selection import run_selection
-
-        data = run_stages(cache, cfg, upto="data", frame=frame)["data"]
-        selection = run_selection(cfg, cache, data, jobs=n_jobs, executor=score_executor, progress=progress)
-        cfg = selection.config
+    cfg, selection = select_config(cfg, cache, frame, jobs=n_jobs, executor=score_executor, progress=progress)
     artifacts = run_stages(cache, cfg, upto=stage, progress=progress, n_jobs=n_jobs,
                            score_executor=score_executor, score_groups=score_groups, frame=frame)
     boot = None

@@ -90,19 +90,20 @@ def candidate_label(overrides: dict[str, Any]) -> str:
     return ",".join(f"{k}={'none' if v is None else v}" for k, v in overrides.items()) or "(the run's own)"
 
 
-def candidate_configs(cfg: RunConfig) -> list[RunConfig]:
-    """The validated configuration of each candidate of ``cfg.select``: the run's own options
-    with the candidate's overrides, without the selection."""
+def candidate_configs(cfg: RunConfig) -> list[tuple[str, RunConfig]]:
+    """The label and validated configuration of each candidate of ``cfg.select``: the run's own
+    options with the candidate's overrides, without the selection."""
     try:
         candidates = parse_candidates(cfg.select)
     except ConfigError as exc:
         raise ConfigError(f"--select: {exc}") from None
     configs = []
     for overrides in candidates:
+        label = candidate_label(overrides)
         try:
-            configs.append(replace(cfg, select=None, folds=PARAMS["folds"].default, **overrides).validated())
+            configs.append((label, replace(cfg, select=None, folds=PARAMS["folds"].default, **overrides).validated()))
         except ConfigError as exc:
-            raise ConfigError(f"--select candidate {candidate_label(overrides)!r}: {exc}") from None
+            raise ConfigError(f"--select candidate {label!r}: {exc}") from None
     return configs
 
 
@@ -165,10 +166,14 @@ class SelectionResult:
     config: RunConfig
     """The chosen candidate's configuration, with which the run's network is learned."""
 
+    @property
+    def per_row(self) -> np.ndarray:
+        """Each candidate's held-out log-likelihood over all folds, per row."""
+        return self.log_likelihood.sum(axis=1) / self.n_rows
+
     def table(self) -> pd.DataFrame:
         """One row per candidate: the held-out log-likelihood per row, its folds', and the choice."""
-        frame = pd.DataFrame({"candidate": self.labels,
-                              "log_likelihood_per_row": self.log_likelihood.sum(axis=1) / self.n_rows})
+        frame = pd.DataFrame({"candidate": self.labels, "log_likelihood_per_row": self.per_row})
         for k in range(self.log_likelihood.shape[1]):
             frame[f"fold_{k}"] = self.log_likelihood[:, k]
         frame["chosen"] = np.arange(len(self.labels)) == self.chosen
@@ -182,12 +187,10 @@ class SelectionResult:
 
     def columns(self) -> dict[str, Any]:
         """The columns of a grid's results row: the chosen candidate and its held-out log-likelihood per row."""
-        return {"selected": self.labels[self.chosen],
-                "cv_log_likelihood": float(self.log_likelihood[self.chosen].sum() / self.n_rows)}
+        return {"selected": self.labels[self.chosen], "cv_log_likelihood": float(self.per_row[self.chosen])}
 
     def summary(self) -> str:
-        per_row = self.log_likelihood.sum(axis=1) / self.n_rows
-        scores = ", ".join(f"{label} {value:.4f}" for label, value in zip(self.labels, per_row))
+        scores = ", ".join(f"{label} {value:.4f}" for label, value in zip(self.labels, self.per_row))
         return (f"selection : {self.labels[self.chosen]} by {self.log_likelihood.shape[1]}-fold held-out "
                 f"log-likelihood per row ({scores})")
 
@@ -202,28 +205,30 @@ def run_selection(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     """Cross-validate the candidates of ``cfg.select`` on ``data`` (on ``executor``, e.g. a
     :class:`pipeline.executors.DaskExecutor`, else a local pool of ``jobs`` processes, this
     process when 1) and return the held-out log-likelihoods and the chosen configuration."""
-    from pipeline.executors import LocalExecutor
+    from pipeline.executors import map_tasks
 
-    configs = candidate_configs(cfg)
+    labels, configs = zip(*candidate_configs(cfg))
     n_rows = len(data.frames["data"])
     fold_of_rows(n_rows, cfg.folds, cfg.seed)  # too many folds fails before any learning
     root = str(cache.root.resolve())
     tasks = [(c, root, cache.enabled, data, cfg.folds, k) for c in configs for k in range(cfg.folds)]
-    results: dict[int, tuple[float, str]] = {}
-    local = LocalExecutor(jobs) if executor is None else None
-    try:
-        with tqdm(total=len(tasks), desc="cross-validation", unit="fold", disable=not progress) as bar:
-            for i, result, exc in (executor or local).map_unordered(held_out_fold, tasks):
-                if exc is not None:
-                    raise exc
-                results[i] = result
-                bar.update()
-    finally:
-        if local is not None:
-            local.close()
-    values = np.array([results[i][0] for i in range(len(tasks))]).reshape(len(configs), cfg.folds)
-    statuses = [[results[c * cfg.folds + k][1] for k in range(cfg.folds)] for c in range(len(configs))]
+    with tqdm(total=len(tasks), desc="cross-validation", unit="fold", disable=not progress) as bar:
+        results = map_tasks(held_out_fold, tasks, jobs, executor, bar.update)
+    values = np.array([value for value, _ in results]).reshape(len(configs), cfg.folds)
+    statuses = [[status for _, status in results[c * cfg.folds:(c + 1) * cfg.folds]] for c in range(len(configs))]
     chosen = int(np.argmax(values.sum(axis=1)))
-    labels = [candidate_label(o) for o in parse_candidates(cfg.select)]
     logger.info("selected %s by %d-fold cross-validation", labels[chosen], cfg.folds)
-    return SelectionResult(labels, values, n_rows, statuses, chosen, configs[chosen])
+    return SelectionResult(list(labels), values, n_rows, statuses, chosen, configs[chosen])
+
+
+def select_config(cfg: RunConfig, cache: StageCache, frame: pd.DataFrame | None = None, jobs: int = 1,
+                  executor=None, progress: bool = False) -> tuple[RunConfig, SelectionResult | None]:
+    """The configuration a run learns with: ``cfg`` itself, or with ``cfg.select`` the candidate
+    that :func:`run_selection` chooses on the run's data (``frame``: a table given in Python)."""
+    if cfg.select is None:
+        return cfg, None
+    from pipeline.stages import run_stages
+
+    data = run_stages(cache, cfg, upto="data", frame=frame)["data"]
+    selection = run_selection(cfg, cache, data, jobs=jobs, executor=executor, progress=progress)
+    return selection.config, selection
