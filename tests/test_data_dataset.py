@@ -13,6 +13,8 @@ from bayesnet.dataset import (
     Dataset,
     DataWarning,
     read_dataset,
+    read_frame,
+    select_columns,
     write_dataset,
 )
 from bayesnet.sampling import forward_sample
@@ -179,3 +181,65 @@ def test_dataset_checks_shapes_and_codes():
     ds = Dataset(np.array([[0], [2]], dtype=np.uint8), ["a"], [["x", "y"]])
     with pytest.raises(DataError, match="column 'a' has a code beyond"):
         ds.validate()
+
+
+# ------------------------------------------------------------- columns that are no variable
+
+def _two_variables(rows: int = 100) -> pd.DataFrame:
+    return pd.DataFrame({"a": np.arange(rows) % 3, "b": np.arange(rows) % 2})
+
+
+def test_select_columns_keeps_ordinary_variables_and_drops_the_named_ones():
+    frame = _two_variables().assign(c=lambda f: (f.a + f.b) % 2)
+    assert list(select_columns(frame).columns) == ["a", "b", "c"]
+    assert list(select_columns(frame, drop=["b"]).columns) == ["a", "c"]
+
+
+@pytest.mark.parametrize("header", ["", "  ", "Unnamed: 0"])
+def test_index_column_of_to_csv_is_refused_by_name(header):
+    frame = _two_variables().reset_index().rename(columns={"index": header})
+    with pytest.raises(DataError, match=f"column {header!r} has .*header.*--drop {header!r}"):
+        select_columns(frame)
+    assert list(select_columns(frame, drop=[header]).columns) == ["a", "b"]
+
+
+def test_csv_written_with_its_index_is_refused(tmp_path):
+    path = tmp_path / "with_index.csv"
+    _two_variables().to_csv(path)  # pandas writes the index under an empty header
+    with pytest.raises(DataError, match="column '' has no header"):
+        select_columns(read_frame(path))
+
+
+def test_identifier_column_is_refused_unless_kept():
+    frame = _two_variables().assign(id=np.arange(100))
+    with pytest.raises(DataError, match="column 'id' has a different value in each of its 100 rows.*--keep 'id'"):
+        select_columns(frame)
+    assert list(select_columns(frame, keep=["id"]).columns) == ["a", "b", "id"]
+
+
+def test_column_with_more_states_than_half_the_rows_is_refused():
+    values = np.arange(100) // 2
+    values[[0, 2]] = [500, 501]  # 52 states, most of them twice
+    frame = _two_variables().assign(t=values)
+    with pytest.raises(DataError, match="column 't' has 52 states in 100 rows"):
+        select_columns(frame)
+    assert select_columns(_two_variables().assign(t=np.arange(100) // 2)).shape[1] == 3  # 50 states: at the share
+
+
+def test_few_rows_with_distinct_values_are_not_called_identifiers():
+    frame = pd.DataFrame({"a": ["x", "y", "z"], "b": ["u", "u", "v"]})
+    assert select_columns(frame).shape == (3, 2)
+
+
+def test_fewer_than_two_variables_are_refused():
+    with pytest.raises(DataError, match="at least 2 variables, and the data has 1 column$"):
+        select_columns(_two_variables()[["a"]])
+    with pytest.raises(DataError, match="has 1 column left after --drop"):
+        select_columns(_two_variables(), drop=["a"])
+
+
+def test_unknown_names_to_drop_or_keep_are_errors():
+    with pytest.raises(DataError, match="--drop 'x' .* is not a column of the data; columns are 'a', 'b'"):
+        select_columns(_two_variables(), drop=["x"])
+    with pytest.raises(DataError, match="--keep 'y'"):
+        select_columns(_two_variables(), keep=["y"])
