@@ -10,6 +10,12 @@ Files (CSV with a header; blank lines are skipped):
 * ``--tiers FILE``: ``variable,tier`` per line, an integer tier (Tetrad's tiers): no arc from a
   later tier to an earlier one; variables in no tier are unconstrained.
 
+In Python (``hybridbn.learn``) the same knowledge may be given as objects: arcs as a list of
+``(source, target)`` pairs (or ``(source, target, directed)`` triples) or a DataFrame with those
+columns; tiers as a dict ``{variable: tier}``, a list of lists of variables (tier 0 first) or a
+DataFrame ``variable, tier``. :func:`knowledge_rows` turns them into the rows a file would hold,
+which pass the same checks; messages name the keyword and the item (``required[2]``).
+
 A forbidden or tier-excluded direction of an undirected requirement leaves the other direction
 required. Contradictions (an arc both required and excluded, a cycle of required arcs) are found
 from the files alone; unknown variable names once the data's names are known. Every stage reads
@@ -158,9 +164,54 @@ def _sha(content) -> str:
 
 # ------------------------------------------------------------------------------------- reading
 
-def _rows(path: str | Path, option: str, columns: tuple[str, ...], optional: tuple[str, ...] = ()):
-    """``(line number, {column: text})`` for each non-blank data line of a CSV knowledge file."""
-    path = Path(path)
+ARC_COLUMNS, TIER_COLUMNS = ("source", "target", "directed"), ("variable", "tier")
+Rows = tuple[tuple[str, ...], ...]
+"""Knowledge given as objects, as the rows a file would hold: a header, then one tuple a line."""
+
+
+def knowledge_rows(value, option: str) -> str | Rows:
+    """A file name as it is, or knowledge objects as :data:`Rows` (hashable, so a run
+    configuration can hold them): ``option`` ``required`` / ``forbidden`` take ``(source,
+    target[, directed])`` items or a DataFrame of those columns, ``tiers`` a dict ``{variable:
+    tier}``, a list of lists of variables (tier 0 first) or a DataFrame ``variable, tier``."""
+    if isinstance(value, (str, Path)):
+        return str(value)
+    if hasattr(value, "columns") and hasattr(value, "itertuples"):  # a DataFrame
+        header = tuple(str(c).strip().lower() for c in value.columns)
+        return (header, *(tuple(_text(x) for x in row) for row in value.itertuples(index=False)))
+    if option == "tiers":
+        if isinstance(value, dict):
+            return (TIER_COLUMNS, *((_text(v), _text(t)) for v, t in value.items()))
+        if isinstance(value, (list, tuple)) and all(isinstance(t, (list, tuple, set)) for t in value):
+            return (TIER_COLUMNS, *((_text(v), str(t)) for t, tier in enumerate(value) for v in tier))
+        raise KnowledgeError(f"tiers must be a dict {{variable: tier}}, a list of lists of variables or a "
+                             f"DataFrame with columns variable, tier; got {type(value).__name__}")
+    if isinstance(value, (list, tuple)) and all(isinstance(a, (list, tuple)) for a in value):
+        widths = {len(a) for a in value}
+        if not widths <= {2, 3}:
+            raise KnowledgeError(f"{option}: each arc must be a (source, target) pair or a (source, target, "
+                                 f"directed) triple; got {next(a for a in value if len(a) not in (2, 3))!r}")
+        width = max(widths, default=2)
+        return (ARC_COLUMNS[:width], *(tuple(_text(x) for x in a) + ("true",) * (width - len(a)) for a in value))
+    raise KnowledgeError(f"{option} must be a file name, a list of (source, target) pairs or a DataFrame with "
+                         f"columns source, target (optional directed); got {type(value).__name__}")
+
+
+def _text(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _rows(source: str | Path | Rows, option: str, columns: tuple[str, ...], optional: tuple[str, ...] = ()):
+    """``(where, {column: text})`` for each non-blank data line of a CSV knowledge file, or each
+    item of knowledge given as objects (:func:`knowledge_rows`)."""
+    if not isinstance(source, (str, Path)):
+        keyword = option.lstrip("-")
+        header, *items = source
+        _check_header(list(header), columns, optional, f"{keyword}: columns")
+        for number, row in enumerate(items):
+            yield from _checked_line(f"{keyword}[{number}]", header, row, columns)
+        return
+    path = Path(source)
     if not path.is_file():
         raise KnowledgeError(f"{option}: file not found: {path}")
     with open(path, newline="", encoding="utf-8-sig") as handle:
@@ -169,25 +220,34 @@ def _rows(path: str | Path, option: str, columns: tuple[str, ...], optional: tup
         raise KnowledgeError(f"{option} {path}: empty file (expected a header {','.join(columns)})")
     head_line, header = lines[0]
     header = [h.strip().lower() for h in header]
+    _check_header(header, columns, optional, f"{option} {path} line {head_line}: header")
+    for number, row in lines[1:]:
+        yield from _checked_line(f"{option} {path} line {number}", header, row, columns)
+
+
+def _check_header(header: list[str], columns: tuple[str, ...], optional: tuple[str, ...], where: str) -> None:
     unknown = [h for h in header if h not in columns + optional]
     if unknown or any(c not in header for c in columns) or len(set(header)) != len(header):
-        raise KnowledgeError(f"{option} {path} line {head_line}: header must be {','.join(columns)}"
+        raise KnowledgeError(f"{where} must be {','.join(columns)}"
                              + (f" (optional column {', '.join(optional)})" if optional else "")
                              + f", got {','.join(header)!r}")
-    for number, row in lines[1:]:
-        if len(row) != len(header):
-            raise KnowledgeError(f"{option} {path} line {number}: expected {len(header)} fields, got {len(row)}")
-        values = {h: c.strip() for h, c in zip(header, row)}
-        if any(not values[c] for c in columns):
-            raise KnowledgeError(f"{option} {path} line {number}: empty field")
-        yield number, values
 
 
-def read_arcs(path: str | Path, option: str) -> tuple[list[Arc], list[Arc]]:
-    """Directed and undirected arcs of a ``source,target[,directed]`` file."""
+def _checked_line(where: str, header, row, columns: tuple[str, ...]):
+    """``(where, {column: text})`` of one line with as many fields as the header, none required empty."""
+    if len(row) != len(header):
+        raise KnowledgeError(f"{where}: expected {len(header)} fields, got {len(row)}")
+    values = {h: c.strip() for h, c in zip(header, row)}
+    if any(not values[c] for c in columns):
+        raise KnowledgeError(f"{where}: empty field")
+    yield where, values
+
+
+def read_arcs(source: str | Path | Rows, option: str) -> tuple[list[Arc], list[Arc]]:
+    """Directed and undirected arcs of a ``source,target[,directed]`` file or of their rows."""
     directed, undirected = [], []
-    for number, row in _rows(path, option, ("source", "target"), ("directed",)):
-        arc = Arc(row["source"], row["target"], f"{option} {path} line {number}")
+    for where, row in _rows(source, option, ("source", "target"), ("directed",)):
+        arc = Arc(row["source"], row["target"], where)
         if arc.source == arc.target:
             raise KnowledgeError(f"{arc.where}: {arc} is a self-loop")
         flag = row.get("directed", "true").lower()
@@ -197,11 +257,16 @@ def read_arcs(path: str | Path, option: str) -> tuple[list[Arc], list[Arc]]:
     return directed, undirected
 
 
-def read_tiers(path: str | Path, option: str = "--tiers") -> list[tuple[str, int, str]]:
-    """``(variable, tier, where)`` of a ``variable,tier`` file (integer tiers, each variable once)."""
+def _item(where: str) -> str:
+    """The short place of ``where``: ``line 4`` of ``--tiers FILE line 4``, ``tiers[2]`` as it is."""
+    return " ".join(where.split(" ")[-2:]) if " line " in where else where
+
+
+def read_tiers(source: str | Path | Rows, option: str = "--tiers") -> list[tuple[str, int, str]]:
+    """``(variable, tier, where)`` of a ``variable,tier`` file or its rows (integer tiers, each
+    variable once)."""
     out, seen = [], {}
-    for number, row in _rows(path, option, ("variable", "tier")):
-        where = f"{option} {path} line {number}"
+    for where, row in _rows(source, option, ("variable", "tier")):
         try:
             tier = int(row["tier"])
         except ValueError:
@@ -210,8 +275,8 @@ def read_tiers(path: str | Path, option: str = "--tiers") -> list[tuple[str, int
             raise KnowledgeError(f"{where}: tier must be a non-negative integer, got {tier}")
         if row["variable"] in seen:
             raise KnowledgeError(f"{where}: variable {row['variable']!r} already has a tier "
-                                 f"(line {seen[row['variable']]})")
-        seen[row["variable"]] = number
+                                 f"({seen[row['variable']]})")
+        seen[row["variable"]] = _item(where)
         out.append((row["variable"], tier, where))
     return out
 
@@ -276,11 +341,12 @@ def _check_acyclic(arcs: list[Arc]) -> None:
 
 
 def knowledge_of(cfg) -> Knowledge:
-    """The knowledge named by a run configuration's ``required``, ``forbidden`` and ``tiers``; the
-    files are read once per process while their size and modification time stay the same."""
+    """The knowledge named by a run configuration's ``required``, ``forbidden`` and ``tiers`` (files
+    or :data:`Rows`); the files are read once per process while their size and modification time
+    stay the same."""
     paths = (cfg.required, cfg.forbidden, cfg.tiers)
     try:
-        stamps = tuple(None if p is None else _stamp(Path(p)) for p in paths)
+        stamps = tuple(_stamp(Path(p)) if isinstance(p, str) else None for p in paths)
     except OSError:  # a missing or unreadable file: read_knowledge gives the error
         return read_knowledge(*paths)
     return _read_stamped(paths, stamps)

@@ -25,7 +25,7 @@ from pipeline.cli import main
 from pipeline.config import RunConfig
 from pipeline.grid import job_key, parse_grid
 from pipeline.knowledge import (KnowledgeError, add_adjacency_families, ilp_inputs, keep_adjacent,
-                                read_knowledge)
+                                knowledge_rows, read_knowledge)
 from pipeline.solvers import SolveInputs, solve_ilp_stage
 from pipeline.stages import dag_of, run_stages
 from scores.candidates import build_score_table
@@ -395,3 +395,59 @@ def test_candidate_restriction_skips_excluded_parents():
     for c in range(8):
         pool = [p for p in np.argsort(-gains[:, c], kind="stable") if p != c and not excluded[p, c] and gains[p, c] > 0]
         assert set(np.flatnonzero(chosen[:, c])) == set(pool[:2])
+
+
+# ------------------------------------------------------------------ knowledge as Python objects
+
+def test_objects_give_the_same_knowledge_as_files(tmp_path):
+    (tmp_path / "req.csv").write_text("source,target,directed\na,b,true\nc,d,false\n")
+    (tmp_path / "forb.csv").write_text("source,target\nb,a\n")
+    (tmp_path / "tiers.csv").write_text("variable,tier\na,0\nb,1\nc,1\n")
+    from_files = read_knowledge(tmp_path / "req.csv", tmp_path / "forb.csv", tmp_path / "tiers.csv")
+    for required, forbidden, tiers in [
+        ([("a", "b"), ("c", "d", False)], [("b", "a")], {"a": 0, "b": 1, "c": 1}),
+        (pd.DataFrame({"source": ["a", "c"], "target": ["b", "d"], "directed": [True, False]}),
+         pd.DataFrame({"source": ["b"], "target": ["a"]}), [["a"], ["b", "c"]]),
+        ([("a", "b", True), ("c", "d", "false")], (("b", "a"),), pd.DataFrame({"variable": list("abc"),
+                                                                              "tier": [0, 1, 1]})),
+    ]:
+        rows = [knowledge_rows(v, k) for v, k in ((required, "required"), (forbidden, "forbidden"),
+                                                  (tiers, "tiers"))]
+        hash(tuple(rows))  # a run configuration holds them
+        objects = read_knowledge(*rows)
+        assert objects.digest() == from_files.digest()
+        names = ["a", "b", "c", "d"]
+        for mine, theirs in zip(vars(objects.matrices(names)).values(), vars(from_files.matrices(names)).values()):
+            np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("required", [("a", "a")], r"required\[0\]: a -> a is a self-loop"),
+    ("required", [("a", "b"), ("b", "c"), ("c", "a")], "required arcs form a directed cycle"),
+    ("required", [("a", "b", "maybe")], r"required\[0\]: directed must be true or false, got 'maybe'"),
+    ("required", [("a", "b", True, 1)], r"each arc must be a \(source, target\) pair"),
+    ("required", [("a", "")], r"required\[0\]: empty field"),
+    ("forbidden", "ab", "no file"),
+    ("forbidden", 7, "forbidden must be a file name, a list of .* got int"),
+    ("tiers", {"a": 0, "b": "late"}, r"tiers\[1\]: tier must be an integer, got 'late'"),
+    ("tiers", {"a": -1}, r"tiers\[0\]: tier must be a non-negative integer"),
+    ("tiers", [["a"], ["a"]], r"tiers\[1\]: variable 'a' already has a tier \(tiers\[0\]\)"),
+    ("tiers", "a", "no file"),
+    ("tiers", 3.5, "tiers must be a dict"),
+])
+def test_objects_are_checked_like_files(option, value, message):
+    if message == "no file":  # a string is a file name
+        with pytest.raises(KnowledgeError, match="file not found"):
+            read_knowledge(**{option: knowledge_rows(value, option)})
+        return
+    with pytest.raises(KnowledgeError, match=message):
+        read_knowledge(**{option: knowledge_rows(value, option)})
+
+
+def test_object_knowledge_meets_unknown_names_and_contradictions_like_files():
+    know = read_knowledge(required=knowledge_rows([("rain", "wet")], "required"))
+    with pytest.raises(KnowledgeError, match=r"required\[0\]: unknown variable 'wet'"):
+        know.matrices(["rain", "season"])
+    with pytest.raises(KnowledgeError, match=r"required\[0\]: required arc b -> a is against the tiers"):
+        read_knowledge(required=knowledge_rows([("b", "a")], "required"),
+                       tiers=knowledge_rows({"a": 0, "b": 1}, "tiers"))
