@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Command line entry point: ``python run.py --help`` (the work is done in pipeline.cli)."""
+"""Command line entry point: ``python run.py --help`` (the work is done in pipeline.apps.cli)."""
 
 import sys
 
-from pipeline.cli import main
+from pipeline.apps.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

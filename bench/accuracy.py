@@ -3,7 +3,7 @@ causal-learn, pyAgrum (and R's bnlearn where installed) on the same forward samp
 
 For every network x rows x sampling seed, one sample is drawn (``forward_sample``) and given to
 every learner: our pipeline through ``hybridbn.learn`` (one setting per ``--ours`` entry, stage
-cache in ``<out>/cache``) and each peer of ``bench/peer_learners.py``. SHD is between the CPDAG of
+cache in ``<out>/cache``) and each peer of ``bench.peer_learners``. SHD is between the CPDAG of
 the learned graph (a PDAG as returned by PC/GES-type peers) and the true CPDAG; F1 is of the
 skeleton. Seconds are wall seconds of the learning call (ours: the stages as first computed, so a
 cached rerun reports the original time). Every learner runs in a worker process killed after
@@ -12,9 +12,9 @@ recorded as such and skipped for that network's later cases. Rows go to ``<out>/
 they come (a rerun skips the cases already there), and ``<out>/summary.md`` and
 ``<out>/accuracy.png`` are written at the end.
 
-    .venv/bin/python bench/accuracy.py --networks asia alarm --rows 1000 --seeds 1 --limit 30
-    .venv/bin/python bench/accuracy.py                       # 8 networks x 1000, 5000 rows x 5 seeds
-    .venv/bin/python bench/accuracy.py --ours default palim=4 score=bic,palim=4 --peers "pyAgrum GHC"
+    .venv/bin/python -m bench.accuracy --networks asia alarm --rows 1000 --seeds 1 --limit 30
+    .venv/bin/python -m bench.accuracy                       # 8 networks x 1000, 5000 rows x 5 seeds
+    .venv/bin/python -m bench.accuracy --ours default palim=4 score=bic,palim=4 --peers "pyAgrum GHC"
 """
 
 from __future__ import annotations
@@ -22,23 +22,20 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/ (bench/scores.py)
-sys.path.append(str(Path(__file__).resolve().parent))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from graphs.metrics import shd, skeleton_scores  # noqa: E402
-from graphs.pdag import dag_to_cpdag  # noqa: E402
-from peer_learners import PEERS, Sample, preload, unavailable  # noqa: E402
-from pipeline.config import ConfigError, RunConfig  # noqa: E402
-from pipeline.selection import parse_overrides  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from bench.peer_learners import PEERS, Sample, preload, unavailable
+from graphs.metrics import shd, skeleton_scores
+from graphs.pdag import dag_to_cpdag
+from pipeline.core.config import RunConfig
+from pipeline.core.declarations import ConfigError
+from pipeline.core.overrides import parse_overrides
 
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
 OURS = ["default", "structure_prior=1", "method=none,structure_prior=1", "score=qnml,structure_prior=1",

@@ -3,24 +3,20 @@
 (mixed-radix codes + ``np.bincount`` + array ops over all strata), the alternative the numba
 kernel was chosen over.  Prints microseconds per distinct test by conditioning-set size.
 
-    .venv/bin/python bench/citest_kernel.py --network alarm --rows 5000
+    .venv/bin/python -m bench.citest_kernel --network alarm --rows 5000
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy.special import chdtrc
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from constraints.citests import CITest  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from constraints.citests import CITest
 
 
 def numpy_g2(data, arities, x, y, S):

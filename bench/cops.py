@@ -1,12 +1,12 @@
 """Cops-and-robbers experiments of Talvitie & Parviainen (Figure 1 and Figure 2 / section 4.2).
 
-    python bench/cops.py counts [--networks asia child ...] [--time-limit 240] [--label B]
+    python -m bench.cops counts [--networks asia child ...] [--time-limit 240] [--label B]
         distinct independence tests by conditioning-set size, cops vs non-stable PC, exact
         d-separation oracle (graphs.dsep.DSeparation, bit-set interface), variables in BIF
         order; checks CPDAG and treewidth.  Each finished network's row replaces the row of the
         same network in --results (docs/results/cops-counts.json); the table and figure are
         drawn from all the rows there, so a rerun of some networks keeps the others.
-    python bench/cops.py shd [--networks ...] [--sizes 500 2000 10000] [--reps 2] [--time-limit 60]
+    python -m bench.cops shd [--networks ...] [--sizes 500 2000 10000] [--reps 2] [--time-limit 60]
         SHD of the learned CPDAG on sampled data (Pearson X2, alpha 0.05), cops vs PC.
 
 Prints markdown tables, writes a PNG to docs/figures/ and the raw rows to --json.
@@ -21,24 +21,21 @@ import json
 import logging
 import os
 import resource
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from constraints.citests import CITest  # noqa: E402
-from constraints.cops import cops_and_robbers, independence_oracle, learn_cops  # noqa: E402
-from cops_pc_baseline import run_pc  # noqa: E402
-from graphs.dsep import DSeparation  # noqa: E402
-from graphs.metrics import shd  # noqa: E402
-from graphs.moral import moral_graph  # noqa: E402
-from graphs.pdag import dag_to_cpdag  # noqa: E402
-from graphs.treewidth import treewidth_exact, treewidth_upper_bound  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from bench.cops_pc_baseline import run_pc
+from constraints.citests import CITest
+from constraints.cops import cops_and_robbers, independence_oracle, learn_cops
+from graphs.dsep import DSeparation
+from graphs.metrics import shd
+from graphs.moral import moral_graph
+from graphs.pdag import dag_to_cpdag
+from graphs.treewidth import treewidth_exact, treewidth_upper_bound
 
 FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
 COUNT_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results" / "cops-counts.json"

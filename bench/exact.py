@@ -10,7 +10,7 @@ GOBNILP (given by ``--gobnilp PATH``, built from source; optional) reads the sam
 file and uses its own scorer and pruning; the parent-set counts of the two must agree (``same``
 column) for the comparison to be of one table.
 
-    .venv/bin/python bench/exact.py [--networks asia sachs child insurance alarm] [--rows 1000]
+    .venv/bin/python -m bench.exact [--networks asia sachs child insurance alarm] [--rows 1000]
         [--scores bdeu1 bic] [--palim 3] [--time-limit 300] [--gobnilp PATH] [--only ours|gobnilp]
 
 ``--scores`` takes ``bdeuESS`` (e.g. ``bdeu0.1 bdeu1 bdeu10 bdeu100``) and ``bic``. Every
@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def parse_score(spec: str) -> tuple[str, float]:
@@ -116,7 +115,7 @@ def measured(cmd: list[str], cwd: Path, timeout: float) -> tuple[int, str, str, 
 
 def child_process(case: dict) -> dict:
     """Run :func:`run_ours` in a fresh interpreter; add whole-process CPU and peak memory."""
-    rc, out, err, cpu, rss = measured([sys.executable, __file__, "--case", json.dumps(case)],
+    rc, out, err, cpu, rss = measured([sys.executable, "-m", "bench.exact", "--case", json.dumps(case)],
                                       ROOT, WALL_GUARD * case["time_limit"] + 600)
     if rc != 0:
         status = "killed" if rc == -9 else "error"

@@ -13,7 +13,7 @@ families passed to its base scorer; causal-learn: its score cache size), SHD of 
 true CPDAG (graphs.metrics.shd), the score of the result under *our* score (a consistent
 extension), and ratios peer / ours.
 
-    .venv/bin/python bench/ges.py --networks asia sachs child --rows 5000
+    .venv/bin/python -m bench.ges --networks asia sachs child --rows 5000
 """
 
 from __future__ import annotations
@@ -21,23 +21,20 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 import time
 import warnings
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from graphs.metrics import shd  # noqa: E402
-from graphs.pdag import dag_to_cpdag, pdag_to_dag  # noqa: E402
-from scores.local import local_score  # noqa: E402
-from search.ges import ges  # noqa: E402
-from search.score_cache import LocalScoreCache  # noqa: E402
-from search.sges import sges  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from graphs.metrics import shd
+from graphs.pdag import dag_to_cpdag, pdag_to_dag
+from scores.local import local_score
+from search.ges import ges
+from search.score_cache import LocalScoreCache
+from search.sges import sges
 
 
 def our_score(data, arities, score):

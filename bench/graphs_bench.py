@@ -1,21 +1,18 @@
 """Timings of the graphs/ package on benchmark networks (prints a table; no assertions).
 
-Usage: python bench/graphs_bench.py [network ...]   (default: alarm andes munin)
+Usage: python -m bench.graphs_bench [network ...]   (default: alarm andes munin)
 """
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from graphs.dsep import DSeparation  # noqa: E402
-from graphs.moral import moral_graph  # noqa: E402
-from graphs.pdag import dag_to_cpdag, meek_closure, pdag_to_dag, v_structures  # noqa: E402
-from graphs.treewidth import treewidth_exact, treewidth_lower_bound, treewidth_upper_bound  # noqa: E402
+from bayesnet.catalog import load_network
+from graphs.dsep import DSeparation
+from graphs.moral import moral_graph
+from graphs.pdag import dag_to_cpdag, meek_closure, pdag_to_dag, v_structures
+from graphs.treewidth import treewidth_exact, treewidth_lower_bound, treewidth_upper_bound
 
 
 def timed(fn, *args, repeat=3):

@@ -7,7 +7,7 @@ seconds per stage (the machine may be shared: CPU seconds are the steadier figur
 Reference (GOBNILP C on SCIP 6, scoring + solving, 2 cores): alarm N=1000 ~5 s, insurance
 N=5000 ~5 s, alarm N=5000 ~27 s, hepar2 N=5000 ~8 s, hailfinder N=5000 ~33 s.
 
-    .venv/bin/python bench/ilp.py [--networks alarm hailfinder hepar2] [--rows 1000 5000]
+    .venv/bin/python -m bench.ilp [--networks alarm hailfinder hepar2] [--rows 1000 5000]
                                   [--extra insurance:5000] [--no-pc | --only-pc] [--time-limit 600]
 
 ``--extra NET:N ...`` adds single cases after the networks x rows grid (default: insurance N=5000,
@@ -17,18 +17,14 @@ one of the reference figures).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from constraints.citests import CITest  # noqa: E402
-from constraints.pc import pc_skeleton  # noqa: E402
-from ilp import solve_ilp  # noqa: E402
-from scores.candidates import build_score_table  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from constraints.citests import CITest
+from constraints.pc import pc_skeleton
+from ilp import solve_ilp
+from scores.candidates import build_score_table
 
 
 class Clock:

@@ -1,12 +1,12 @@
-"""Where the memory of one ILP solve goes (issue 23.3): python bench/ilp_memory.py TABLE.jkl.
+"""Where the memory of one ILP solve goes (issue 23.3): python -m bench.ilp_memory TABLE.jkl.
 
 Prints, after each step of ``solve_ilp`` on a ``.jkl`` table, the process's resident memory
 (``VmRSS``), its peak so far (``VmHWM``), its CPU seconds and, once the SCIP model exists,
 SCIP's own memory (``getMemUsed`` / ``getMemTotal``: its block and buffer memory, without the LP
 solver's); then the solve's status, gap, nodes and cuts, and the rows in the final LP by kind
-with their mean nonzeros. Figures in docs/benchmarks.md.
+with their mean nonzeros. Figures in docs/benchmarks.md (Memory) and docs/journal/2026-11-exact.md.
 
-    .venv/bin/python bench/ilp_memory.py TABLE.jkl [--time-limit 90] [--cpu-clock]
+    .venv/bin/python -m bench.ilp_memory TABLE.jkl [--time-limit 90] [--cpu-clock]
                                           [--scip-param NAME=VALUE ...]
 
 ``--cpu-clock`` makes the time limit SCIP CPU seconds (``timing/clocktype`` 1: the steadier
@@ -21,15 +21,12 @@ import ast
 import collections
 import re
 import resource
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ilp import solve_ilp  # noqa: E402
-from ilp.options import ILPOptions  # noqa: E402
-from ilp.problem import build_problem  # noqa: E402
-from scores.jkl import read_jkl  # noqa: E402
+from ilp import solve_ilp
+from ilp.options import ILPOptions
+from ilp.problem import build_problem
+from scores.jkl import read_jkl
 
 
 def memory_line(step: str, model=None) -> str:

@@ -8,16 +8,16 @@ the target CPU seconds, and the per-test path's microseconds per test on the fir
 PC's own loop adds more).  Each peer runs in a subprocess killed after
 ``--peer-limit`` seconds (reported as "> limit").
 
-    .venv/bin/python bench/pc_scale.py                                 # andes, link, munin2, munin
-    .venv/bin/python bench/pc_scale.py --networks andes link --jobs 2 --peer-limit 120
+    .venv/bin/python -m bench.pc_scale                                 # andes, link, munin2, munin
+    .venv/bin/python -m bench.pc_scale --networks andes link --jobs 2 --peer-limit 120
 
 ``--methods pmms mmpc cops`` runs PMMS and MMPC (compiled per target) and cops-and-robbers
 (compiled batches, no order limit) on the same data; with ``--per-test`` their per-test path
 (``batched=False``) runs too: its CPU seconds and their ratio to ours go in the per-test and
 ratio columns, and the two results are checked identical (skeleton, records, counts).
 
-    .venv/bin/python bench/pc_scale.py --networks andes link --methods pmms mmpc --per-test --no-peers
-    .venv/bin/python bench/pc_scale.py --networks alarm --methods cops --test g2 --per-test --no-peers
+    .venv/bin/python -m bench.pc_scale --networks andes link --methods pmms mmpc --per-test --no-peers
+    .venv/bin/python -m bench.pc_scale --networks alarm --methods cops --test g2 --per-test --no-peers
 """
 
 from __future__ import annotations
@@ -28,19 +28,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from constraints.citest_batch import compute_threads  # noqa: E402
-from constraints.citests import CITest  # noqa: E402
-from constraints.cops import cops_restriction  # noqa: E402
-from constraints.pc import pc_skeleton  # noqa: E402
-from constraints.pmms import mmpc, pmms  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from constraints.citest_batch import compute_threads
+from constraints.citests import CITest
+from constraints.cops import cops_restriction
+from constraints.pc import pc_skeleton
+from constraints.pmms import mmpc, pmms
 
 
 def cops(test, n_vars, *, alpha=0.05, max_order=None, n_jobs=1, batched=True):

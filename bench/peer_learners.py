@@ -1,4 +1,4 @@
-"""Structure learners of other libraries for ``bench/accuracy.py``, each returning a PDAG matrix.
+"""Structure learners of other libraries for ``bench.accuracy``, each returning a PDAG matrix.
 
 Every learner takes a :class:`Sample` (state codes, names, labelled DataFrame) and returns a
 boolean ``P`` with ``P[i, j] & ~P[j, i]`` an arc ``i -> j`` and ``P[i, j] & P[j, i]`` an

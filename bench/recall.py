@@ -7,33 +7,29 @@ With ``--hybrid K ...`` the whole default pipeline (PC, BDeu, palim 3, ILP) also
 ``--add-candidates K`` (each child's K best single parents by BDeu gain allowed beyond the PC
 skeleton; 0 = the PC skeleton alone): allowed pairs, recall, CPDAG SHD and CPU seconds.
 
-    .venv/bin/python bench/recall.py
-    .venv/bin/python bench/recall.py --networks hailfinder --sizes 1000 --methods pc pmms
-    .venv/bin/python bench/recall.py --hybrid 0 2 4 --methods
+    .venv/bin/python -m bench.recall
+    .venv/bin/python -m bench.recall --networks hailfinder --sizes 1000 --methods pc pmms
+    .venv/bin/python -m bench.recall --hybrid 0 2 4 --methods
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from constraints.citests import CITest  # noqa: E402
-from constraints.pc import pc_skeleton  # noqa: E402
-from constraints.pmms import pmms  # noqa: E402
-from constraints.restriction import Restriction  # noqa: E402
-from pipeline.cache import StageCache  # noqa: E402
-from pipeline.config import RunConfig  # noqa: E402
-from pipeline.stages import run_stages  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from constraints.citests import CITest
+from constraints.pc import pc_skeleton
+from constraints.pmms import pmms
+from constraints.restriction import Restriction
+from pipeline.core.cache import StageCache
+from pipeline.core.config import RunConfig
+from pipeline.core.stages import run_stages
 
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
 

@@ -17,8 +17,8 @@ degrees of freedom per stratum) and the pairs on which they differ are listed:
   stratum (``scipy.stats.chi2_contingency``'s default), which ours does not, so with its own
   test it differs on pairs of binary variables near the threshold.
 
-    .venv/bin/python bench/restrict.py                      # alarm, hailfinder, hepar2 at 1000, 5000
-    .venv/bin/python bench/restrict.py --networks andes --sizes 5000 --no-peers --methods pc
+    .venv/bin/python -m bench.restrict                      # alarm, hailfinder, hepar2 at 1000, 5000
+    .venv/bin/python -m bench.restrict --networks andes --sizes 5000 --no-peers --methods pc
 
 Numba kernels are compiled (or loaded from cache) before timing.  Peer libraries are optional
 (``pip install .[peers]``); a missing one is reported and skipped.
@@ -28,22 +28,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from constraints.citests import CITest  # noqa: E402
-from constraints.pc import pc, pc_skeleton  # noqa: E402
-from constraints.pmms import mmpc, pmms  # noqa: E402
-from graphs.metrics import shd, skeleton_scores  # noqa: E402
-from graphs.pdag import dag_to_cpdag  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from constraints.citests import CITest
+from constraints.pc import pc, pc_skeleton
+from constraints.pmms import mmpc, pmms
+from graphs.metrics import shd, skeleton_scores
+from graphs.pdag import dag_to_cpdag
 
 PEER_TEST = {"x2": ("chi_square", "chisq"), "g2": ("g_sq", "gsq")}
 

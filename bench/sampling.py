@@ -1,13 +1,10 @@
-"""Forward-sampling throughput (rows/s) on benchmark networks: python bench/sampling.py [ROWS]."""
+"""Forward-sampling throughput (rows/s) on benchmark networks: python -m bench.sampling [ROWS]."""
 
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
 
 NETWORKS = ["alarm", "hailfinder", "pathfinder", "link", "diabetes", "munin"]
 

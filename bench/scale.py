@@ -22,8 +22,8 @@ Every case runs ``hybridbn.learn`` in its own process (``--case``, internal) kil
 ``--budget + --grace`` seconds. Rows go to ``<out>/results.jsonl`` as they come (a rerun skips
 the cases already there) and every row of the file is printed as markdown tables at the end.
 
-    .venv/bin/python bench/scale.py --networks pathfinder andes --palim 2 --budget 180
-    .venv/bin/python bench/scale.py --networks link --palim 2 3 --budget 180 --jkl --score-limit 120
+    .venv/bin/python -m bench.scale --networks pathfinder andes --palim 2 --budget 180
+    .venv/bin/python -m bench.scale --networks link --palim 2 3 --budget 180 --jkl --score-limit 120
 """
 
 from __future__ import annotations
@@ -38,11 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/ (bench/scores.py)
-sys.path.append(str(Path(__file__).resolve().parent))
-
-from exact import ROOT, measured  # noqa: E402
-from pc_scale import TARGET_CPU as TARGET_PC_SECONDS, peer_seconds  # noqa: E402
+from bench.exact import ROOT, measured
+from bench.pc_scale import TARGET_CPU as TARGET_PC_SECONDS, peer_seconds
 
 NETWORKS = ["pathfinder", "andes", "diabetes", "pigs", "link", "munin1", "munin2", "munin"]
 PEERS = ["causal-learn", "pgmpy", "pyAgrum"]
@@ -68,7 +65,8 @@ def in_child(case: dict, timeout: float) -> dict:
     """:func:`run_case` in a fresh interpreter killed after ``timeout`` wall seconds: its stages
     (empty when it failed) and the process' exit status, wall and CPU seconds and peak RSS (MB)."""
     start = time.perf_counter()
-    rc, out, err, cpu, rss = measured([sys.executable, __file__, "--case", json.dumps(case)], ROOT, timeout)
+    rc, out, err, cpu, rss = measured([sys.executable, "-m", "bench.scale", "--case", json.dumps(case)],
+                                      ROOT, timeout)
     process = {"rc": rc, "wall": time.perf_counter() - start, "cpu": cpu, "rss_MB": rss}
     if rc != 0:
         reason = f"killed after {timeout:.0f} s" if rc == -9 else (err.strip().splitlines() or ["?"])[-1][:80]

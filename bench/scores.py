@@ -7,11 +7,11 @@ the alarm/hepar2 cases pgmpy's BDeu/BIC ``local_score`` on a random sample of th
 The peak resident memory of the process so far is printed after each case (the andes cases come
 last, so their line bounds the memory of the andes table).
 
-    .venv/bin/python bench/scores.py                # everything (several minutes)
-    .venv/bin/python bench/scores.py --quick        # alarm only, small pgmpy sample
-    .venv/bin/python bench/scores.py --no-peers --totals andes:5000:bdeu
-    .venv/bin/python bench/scores.py --no-peers --palim 4 --totals hepar2:1000:bic   # larger limits
-    .venv/bin/python bench/scores.py --no-peers --n-jobs 1 --children 0,50,100,150,200 --totals andes:5000:bdeu
+    .venv/bin/python -m bench.scores                # everything (several minutes)
+    .venv/bin/python -m bench.scores --quick        # alarm only, small pgmpy sample
+    .venv/bin/python -m bench.scores --no-peers --totals andes:5000:bdeu
+    .venv/bin/python -m bench.scores --no-peers --palim 4 --totals hepar2:1000:bic   # larger limits
+    .venv/bin/python -m bench.scores --no-peers --n-jobs 1 --children 0,50,100,150,200 --totals andes:5000:bdeu
                                         # per-set cost: 5 children, every other variable a candidate
 
 Each case also prints the enumeration counters: sets generated (every proper subset alive),
@@ -23,22 +23,16 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import sys
 import time
 import warnings
-from pathlib import Path
 
-# this file is named like the ``scores`` package: import the package from the repository root
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import numpy as np
+import pandas as pd
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from scores.candidates import build_score_table  # noqa: E402
-from scores.local import local_score  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from scores.candidates import build_score_table
+from scores.local import local_score
 
 PEER_CASES = [(net, n, s) for net in ("alarm", "hepar2") for n in (1000, 5000) for s in ("bdeu", "bic")]
 TOTAL_CASES = ["hailfinder:5000:bdeu", "barley:5000:bdeu", "andes:1000:bdeu", "andes:5000:bdeu"]

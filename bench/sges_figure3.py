@@ -7,7 +7,7 @@ section 5 (N = 5e9, exact inference in the generative model). Ten random generat
 step, so its count is exactly ``n * 2^(n-1)``; it is run (and this checked) up to ``--n-max-bes``
 and given by that formula beyond. Prints a Markdown table; writes the plot with matplotlib.
 
-    .venv/bin/python bench/sges_figure3.py --n-max-bes 14 --n-max 18 --trials 10
+    .venv/bin/python -m bench.sges_figure3 --n-max-bes 14 --n-max 18 --trials 10
 """
 
 from __future__ import annotations
@@ -19,14 +19,12 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from graphs.metrics import shd  # noqa: E402
-from graphs.pdag import dag_to_cpdag  # noqa: E402
-from search.ges import complete_start, ges  # noqa: E402
-from search.oracle_score import OracleScore  # noqa: E402
-from search.sges import sges  # noqa: E402
-from search.synthetic import chickering_meek_model  # noqa: E402
+from graphs.metrics import shd
+from graphs.pdag import dag_to_cpdag
+from search.ges import complete_start, ges
+from search.oracle_score import OracleScore
+from search.sges import sges
+from search.synthetic import chickering_meek_model
 
 
 def run(n_values, n_max_bes, trials, k):

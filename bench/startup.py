@@ -1,10 +1,10 @@
-"""Start-up cost of run.py: python bench/startup.py [--repeats R] [--cold] [--baseline DIR].
+"""Start-up cost of run.py: python -m bench.startup [--repeats R] [--cold] [--baseline DIR].
 
 Prints, each as the minimum and the median of R processes (wall and CPU seconds):
 
 * a fully cached ``run.py --network asia`` (every stage from the cache; target <= 0.7 s wall);
 * a run whose kernels are compiled but whose stages are not cached (``--no-cache``);
-* the import time of ``pipeline.cli`` and of the heavy libraries (``python -X importtime``);
+* the import time of ``pipeline.apps.cli`` and of the heavy libraries (``python -X importtime``);
 * which heavy libraries the cached run imports (it should need neither numba nor pyscipopt);
 
 with ``--baseline DIR`` (another checkout, e.g. an older commit) the cached run of both checkouts,
@@ -69,7 +69,7 @@ def import_ms(module: str) -> float:
 
 def imported_by_cached_run(dirs: list[str]) -> list[str]:
     """The heavy libraries a fully cached run has imported when it ends."""
-    code = ("import sys; from pipeline.cli import main; "
+    code = ("import sys; from pipeline.apps.cli import main; "
             f"main({[*RUN[2:], *dirs]!r}); "
             f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -94,7 +94,7 @@ def main() -> None:
         repeat({"run.py --network asia --no-cache": [*RUN, "--no-cache", *dirs]}, args.repeats)
         print("heavy libraries imported by the cached run:", " ".join(imported_by_cached_run(dirs)) or "none")
         print("import times (ms, fresh interpreter, one run each):",
-              ", ".join(f"{m} {import_ms(m):.0f}" for m in ("pipeline.cli", *HEAVY)))
+              ", ".join(f"{m} {import_ms(m):.0f}" for m in ("pipeline.apps.cli", *HEAVY)))
         if args.cold:
             env = {**os.environ, "NUMBA_CACHE_DIR": f"{tmp}/numba"}
             cold, cold_cpu, err = timed([*RUN, "--no-cache", *dirs], env)

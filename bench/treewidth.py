@@ -21,29 +21,25 @@ optimum are computed on the same (restricted) table as the bounded learners; abo
 ``--ref-max-vars`` the reference is the acyclicity-free bound. Times are wall seconds, with process
 CPU seconds (``time.process_time``, all threads) beside them.
 
-    .venv/bin/python bench/treewidth.py [--networks alarm hepar2] [--ks 2 4 6] [--seconds 15]
+    .venv/bin/python -m bench.treewidth [--networks alarm hepar2] [--ks 2 4 6] [--seconds 15]
                                         [--rows 5000] [--solvers kg kastar] [--ref-time 120]
-    .venv/bin/python bench/treewidth.py --networks andes link munin --ks 2 4 6 --seconds 60
+    .venv/bin/python -m bench.treewidth --networks andes link munin --ks 2 4 6 --seconds 60
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bayesnet.catalog import load_network  # noqa: E402
-from bayesnet.sampling import forward_sample  # noqa: E402
-from ilp import solve_ilp  # noqa: E402
-from ilp.treewidth.solve import solve_bounded_treewidth  # noqa: E402
-from scores.candidates import build_score_table  # noqa: E402
-from scores.identification import identify_candidates  # noqa: E402
-from search.kastar import k_astar  # noqa: E402
-from search.kgreedy import k_greedy  # noqa: E402
-from search.ktree_search import w_score  # noqa: E402
+from bayesnet.catalog import load_network
+from bayesnet.sampling import forward_sample
+from ilp import solve_ilp
+from ilp.treewidth.solve import solve_bounded_treewidth
+from scores.candidates import build_score_table
+from scores.identification import identify_candidates
+from search.kastar import k_astar
+from search.kgreedy import k_greedy
+from search.ktree_search import w_score
 
 SOLVERS = {"kg": k_greedy, "kastar": k_astar}
 DEFAULT_M = 16

@@ -3,7 +3,7 @@
 A CI-test restriction's ``run(test, n, settings, *, keep, progress, n_jobs, executor,
 n_groups, deadline)`` takes the run's CI test (:class:`constraints.citests.CITest`), the number
 of variables and the run's settings (anything with the declared parameters as attributes, e.g.
-a :class:`pipeline.config.RunConfig`), never tests the pairs of ``keep``, stops at a passed
+a :class:`pipeline.core.config.RunConfig`), never tests the pairs of ``keep``, stops at a passed
 ``deadline`` (:class:`hybridbn.deadline.Deadline`, ``--budget``) with a superset of its skeleton
 and status ``timeout``, and returns the :class:`constraints.restriction.Restriction` with a dict
 of extra metadata.  The sparse
@@ -41,7 +41,7 @@ ADD_CANDIDATES = Param(
 
 def ci_test(data, arities, settings):
     """The run's memoised CI test over ``data`` (``settings.test``: ``g2`` or ``x2``)."""
-    from constraints.citests import CITest
+    from constraints.citests import CITest  # deferred: numba kernels, not needed to declare
 
     return CITest(data, arities, statistic=settings.test)
 
@@ -49,7 +49,7 @@ def ci_test(data, arities, settings):
 def run_pc(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, executor=None, n_groups=1,
            deadline=None):
     """PC-stable skeleton (Spirtes et al. 2000; Colombo & Maathuis 2014), batched."""
-    from constraints.pc import pc_skeleton
+    from constraints.pc import pc_skeleton  # deferred: numba kernels, not needed to declare
 
     return pc_skeleton(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress,
                        n_jobs=n_jobs, executor=executor, n_groups=n_groups, keep=keep, deadline=deadline), {}
@@ -59,7 +59,7 @@ def run_pmms(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, exe
              deadline=None):
     """Polynomial Max-Min Skeleton, compiled per target: the targets in ranges on ``n_jobs``
     threads, or as ``n_groups`` tasks on ``executor``."""
-    from constraints.pmms import pmms
+    from constraints.pmms import pmms  # deferred: numba kernels, not needed to declare
 
     return pmms(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress, keep=keep,
                 deadline=deadline, n_jobs=n_jobs, executor=executor, n_groups=n_groups), {}
@@ -68,7 +68,7 @@ def run_pmms(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, exe
 def run_mmpc(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, executor=None, n_groups=1,
              deadline=None):
     """Max-Min Parents and Children (Tsamardinos et al. 2006), as :func:`run_pmms`."""
-    from constraints.pmms import mmpc
+    from constraints.pmms import mmpc  # deferred: numba kernels, not needed to declare
 
     return mmpc(test, n, alpha=settings.alpha, max_order=settings.max_order, progress=progress, keep=keep,
                 deadline=deadline, n_jobs=n_jobs, executor=executor, n_groups=n_groups), {}
@@ -79,6 +79,7 @@ def run_cops(test, n: int, settings, *, keep=None, n_jobs=1, deadline=None, **_p
     threads; the tree decomposition it found goes into the metadata (``bags``, ``tree_edges``,
     ``treewidth``) for ``--within-bags``.  The cops take a time limit: ``--cops-time-limit`` or
     what is left before ``deadline``, whichever is shorter."""
+    # deferred: numba kernels, not needed to declare
     from constraints.citest_batch import compute_threads
     from constraints.cops import cops_restriction
 
@@ -98,7 +99,7 @@ def run_cops(test, n: int, settings, *, keep=None, n_jobs=1, deadline=None, **_p
     return restriction, meta
 
 
-CI = dict(uses=("test",), knowledge="adjacency")
+CI = dict(uses=(TEST,), knowledge="adjacency")
 RESTRICTION = Choice(
     name="method", default="pc", grid="methods", stage="restrict",
     help="restriction method; cops = cops-and-robbers, which ignores --max-order; candidates = sparse "

@@ -37,6 +37,7 @@ from constraints.citest_batch import TestSettings, compute_threads, pc_level, pc
 from constraints.citests import CITest
 from constraints.restriction import PairLog, Restriction
 from graphs.pdag import meek_closure
+from hybridbn.checks import check_significance
 from hybridbn.deadline import Deadline, passed
 from hybridbn.errors import HybridBNError
 
@@ -51,8 +52,7 @@ class PCError(HybridBNError, ValueError):
 
 def check_alpha_order(alpha: float, max_order: int | None) -> None:
     """Validate the significance level and maximum conditioning-set size."""
-    if not (0.0 < float(alpha) < 1.0):
-        raise PCError(f"alpha must lie strictly between 0 and 1, got {alpha}")
+    check_significance(alpha, PCError)
     if max_order is not None and (int(max_order) != max_order or max_order < 0):
         raise PCError(f"max_order must be a non-negative integer or None, got {max_order}")
 

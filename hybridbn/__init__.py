@@ -23,23 +23,24 @@ __version__ = "0.1.0"
 __all__ = ["learn", "LearnResult", "RunConfig", "HybridBNError", "list_networks", "main"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.config import RunConfig
-    from pipeline.learn import learn
-    from pipeline.learned import LearnResult
+    from pipeline.apps.learn import learn
+    from pipeline.apps.learned import LearnResult
+    from pipeline.core.config import RunConfig
 
 
 def __getattr__(name: str) -> Any:
     """Load the public names on first use (PEP 562), so ``import hybridbn`` stays fast."""
+    # deferred: start-up (``import hybridbn`` loads neither pandas nor numpy)
     if name == "learn":
-        from pipeline.learn import learn as value
+        from pipeline.apps.learn import learn as value
     elif name == "LearnResult":
-        from pipeline.learned import LearnResult as value
+        from pipeline.apps.learned import LearnResult as value
     elif name == "RunConfig":
-        from pipeline.config import RunConfig as value
+        from pipeline.core.config import RunConfig as value
     elif name == "list_networks":
         from bayesnet.catalog import list_networks as value
     elif name == "main":
-        from pipeline.cli import main as value
+        from pipeline.apps.cli import main as value
     else:
         raise AttributeError(f"module 'hybridbn' has no attribute {name!r}")
     globals()[name] = value

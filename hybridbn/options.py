@@ -1,14 +1,14 @@
 """The vocabulary in which every method, solver and option of a run is declared once.
 
-A :class:`Param` is one option of a run: its name (the :class:`pipeline.config.RunConfig`
+A :class:`Param` is one option of a run: its name (the :class:`pipeline.core.config.RunConfig`
 field, the ``--name`` of the command line, the keyword of ``hybridbn.learn``), its type and
 bounds, its default, its help text, how it enters the cache key of its stage, and its key in
 an experiment grid.  A :class:`Method` is one choice of a :class:`Choice` (``--method pc``,
 ``--test g2``, ``--score bdeu``, ``--solver ilp``): its parameters, the other choices whose
 settings it reads, and the function that runs it.  The declarations sit next to the
-implementations (``constraints/methods.py``, ``scores/methods.py``, ``pipeline/solvers.py``);
-``pipeline`` derives the command line, the validation, the grid keys and their normalisation,
-the cache keys and the report columns from them.
+implementations (``constraints/methods.py``, ``scores/methods.py``, ``ilp/methods.py``,
+``search/methods.py``); ``pipeline`` derives the command line, the validation, the grid keys
+and their normalisation, the cache keys and the report columns from them.
 
 This module imports nothing of the project but its error base and no compiled kernel, so
 declaring is cheap; the run functions import their algorithms inside their bodies.
@@ -17,8 +17,9 @@ declaring is cheap; the run functions import their algorithms inside their bodie
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Union
 
 from hybridbn.errors import HybridBNError
 
@@ -44,9 +45,12 @@ class Param:
     option leaves existing keys unchanged.  ``strict``: a value other than the default is
     refused with a choice the option does not apply to (otherwise it is ignored there).
     ``requires`` names other choices the option needs (``{"method": "cops"}``); ``uses`` the
-    choices whose settings enter the key with it when it is set (``("score",)``).  ``grid`` is
-    its key in a grid file and ``axis`` whether that key takes a list of values to cross.
-    ``check`` validates the value when the option applies (raising ``ValueError`` with the reason).
+    choices (or parameters) whose settings enter the key with it when it is set (``(SCORE,)``).
+    ``grid`` is its key in a grid file and ``axis`` whether that key takes a list of values to
+    cross.  ``check`` validates the value when the option applies (raising ``ValueError`` with the
+    reason).  ``keyword``: a keyword argument of a Python call (:class:`ilp.options.ILPOptions`),
+    named as it is in messages rather than as a command-line flag.  An ``INT`` without ``low`` is
+    at least 0 (``low=-math.inf``: any integer).
     """
 
     name: str
@@ -63,17 +67,23 @@ class Param:
     keyed_when_set: bool = False
     strict: bool = False
     requires: Mapping[str, str] = field(default_factory=dict)
-    uses: tuple[str, ...] = ()
+    uses: tuple[Use, ...] = ()
     grid: str | None = None
     axis: bool = True
     column: bool = True
     check: Callable[[Any], Any] | None = None
     what: str | None = None
+    keyword: bool = False
 
     @property
     def flag(self) -> str:
         """The command-line spelling, ``--max-order`` for ``max_order``."""
         return "--" + self.name.replace("_", "-")
+
+    @property
+    def called(self) -> str:
+        """How messages name it: its flag, or its name as a keyword argument."""
+        return self.name if self.keyword else self.flag
 
     @property
     def noun(self) -> str:
@@ -88,37 +98,39 @@ class Param:
             return self._int(value)
         if self.kind == FLAG:
             if not isinstance(value, bool):
-                raise OptionError(f"{self.name} must be true or false, got {value!r}")
+                raise OptionError(f"{self.name} must be {'True or False' if self.keyword else 'true or false'}, "
+                                  f"got {value!r}")
             return value
         if self.kind == FILE:
             if not isinstance(value, str):
-                raise OptionError(f"{self.flag} must be a file name, got {value!r}")
+                raise OptionError(f"{self.called} must be a file name, got {value!r}")
             return value
         if self.kind == TEXT:
             if self.choices:
                 if not isinstance(value, str) or value.lower() not in self.choices:
-                    raise OptionError(f"{self.flag} must be one of {', '.join(self.choices)}; got {value!r}")
+                    raise OptionError(f"{self.called} must be one of {', '.join(self.choices)}; got {value!r}")
                 return value.lower()
             return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise OptionError(f"{self.flag} must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise OptionError(f"{self.called} must be a number, got {value!r}")
         number = float(value)
         if self.kind == SECONDS:
             if not 0.0 < number <= MAX_SECONDS:
-                raise OptionError(f"{self.flag} must be a positive number of seconds up to {MAX_SECONDS:g} "
+                raise OptionError(f"{self.called} must be a positive number of seconds up to {MAX_SECONDS:g} "
                                   f"(omit it for no limit), got {value!r}")
             return number
         if not self._within(number):
-            raise OptionError(f"{self.flag} must {self._range()}, got {value!r}")
+            raise OptionError(f"{self.called} must {self._range()}, got {value!r}")
         return number
 
     def _int(self, value: Any) -> int:
         low = 0 if self.low is None else self.low
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            kind = "a positive integer" if low == 1 else "a non-negative integer"
-            raise OptionError(f"{self.flag} must be {kind}{' or ' + repr('none') if self.none else ''}, "
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            kind = {-math.inf: "an integer", 0: "a non-negative integer", 1: "a positive integer"}.get(
+                low, f"an integer of at least {low:g}")
+            raise OptionError(f"{self.called} must be {kind}{' or ' + repr('none') if self.none else ''}, "
                               f"got {value!r}")
-        return value
+        return int(value)
 
     def _within(self, x: float) -> bool:
         low_ok = self.low is None or (x > self.low if self.open in ("low", "both") else x >= self.low)
@@ -137,18 +149,18 @@ class Param:
 
 @dataclass(frozen=True)
 class Method:
-    """One choice of a :class:`Choice`: ``name``, ``help``, its own ``params``, the choices whose
-    settings enter its cache key (``uses``, e.g. ``("test",)``), constant key entries
-    (``constants``), parameters it cannot run without (``needs``) and its ``run`` function
-    (whose signature the choice documents)."""
+    """One choice of a :class:`Choice`: ``name``, ``help``, its own ``params``, the choices (or
+    parameters) whose settings enter its cache key (``uses``, e.g. ``(TEST,)``), constant key
+    entries (``constants``), parameters it cannot run without (``needs``) and its ``run``
+    function (whose signature the choice documents)."""
 
     name: str
     help: str
     run: Callable[..., Any] | None = None
     params: tuple[Param, ...] = ()
-    uses: tuple[str, ...] = ()
+    uses: tuple[Use, ...] = ()
     constants: Mapping[str, Any] = field(default_factory=dict)
-    needs: tuple[str, ...] = ()
+    needs: tuple[Param, ...] = ()
     knowledge: str | None = "all"
     """What of the expert knowledge enters its key: ``all``, ``adjacency`` (the required pairs) or None."""
 
@@ -198,3 +210,13 @@ class Choice:
     def users(self, param: Param) -> tuple[str, ...]:
         """The methods a method parameter applies to."""
         return tuple(m.name for m in self.methods if param in m.params)
+
+
+Use = Union[Param, Choice]
+"""What a method or parameter reads besides its own parameters: a choice (its selected method's
+key) or a parameter."""
+
+
+def defaults(params: tuple[Param, ...]) -> dict[str, Any]:
+    """The declared default of each of ``params``, by name."""
+    return {p.name: p.default for p in params}

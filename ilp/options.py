@@ -8,16 +8,28 @@ BDeu ESS 1, palim 3, solve CPU seconds). No option changes the optimum, only the
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-import numpy as np
-
+from hybridbn.options import FLAG, FLOAT, INT, OptionError, Param
 from ilp.portfolio import DP_MAX_VARS
 from ilp.problem import ILPInputError
 
 FREQUENCIES = ("sepa_freq", "prop_freq", "sinks_freq")
-"""The options in SCIP's frequency semantics."""
+"""The options in SCIP's frequency semantics: -1 never, 0 the root only, f every f levels."""
+KINDS = {"bool": FLAG, "int": INT, "float": FLOAT}
+"""The :mod:`hybridbn.options` kind of each field's type; an integer is at least 0 unless
+:data:`BOUNDS` says otherwise."""
+BOUNDS: dict[str, dict[str, Any]] = {
+    **{name: {"low": -1} for name in FREQUENCIES},
+    "root_rounds": {"low": -1},
+    "arc_branch_priority": {"low": -math.inf},
+    "subip_maxdepth": {"low": -math.inf},
+    "restart_min_fixed": {"low": 0.0, "high": 1.0},
+    "inout_weight": {"low": 0.0, "high": 1.0, "open": "low"},
+    "subip_time_limit": {"low": 0.0, "open": "low"},
+}
 
 
 @dataclass(frozen=True)
@@ -139,37 +151,17 @@ class ILPOptions:
     """SCIP parameters set last, over :mod:`ilp.solve`'s settings (a copy of the caller's dict)."""
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.type == "bool" and not isinstance(value, (bool, np.bool_)):
-                raise ILPInputError(f"{f.name} must be True or False, got {value!r}")
-            if f.type == "int" and not _is_int(value):
-                raise ILPInputError(f"{f.name} must be an int, got {value!r}")
-        for name in FREQUENCIES:
-            if getattr(self, name) < -1:
-                raise ILPInputError(f"{name} must be -1 (never), 0 (root only) or positive, "
-                                    f"got {getattr(self, name)!r}")
-        if self.root_rounds < -1:
-            raise ILPInputError(f"root_rounds must be -1 (no limit) or a non-negative int, "
-                                f"got {self.root_rounds!r}")
-        for name in ("seed", "dp_max_vars", "subip_root_every", "arc_form_min_saving",
-                     "steepest_edge_min_families", "arc_vars_max_arcs", "restarts"):
-            if getattr(self, name) < 0:
-                raise ILPInputError(f"{name} must be a non-negative int, got {getattr(self, name)!r}")
-        if not (_is_real(self.restart_min_fixed) and 0 <= self.restart_min_fixed <= 1):
-            raise ILPInputError(f"restart_min_fixed must be a share between 0 and 1, got {self.restart_min_fixed!r}")
-        if not (_is_real(self.inout_weight) and 0 < self.inout_weight <= 1):
-            raise ILPInputError(f"inout_weight must be in (0, 1], got {self.inout_weight!r}")
-        if not (_is_real(self.subip_time_limit) and self.subip_time_limit > 0):
-            raise ILPInputError(f"subip_time_limit must be positive, got {self.subip_time_limit!r}")
+        for name, param in PARAMS.items():
+            try:
+                object.__setattr__(self, name, param.validated(getattr(self, name)))
+            except OptionError as exc:
+                raise ILPInputError(str(exc)) from None
         if not isinstance(self.scip_params, dict) or not all(isinstance(k, str) for k in self.scip_params):
             raise ILPInputError(f"scip_params must be a dict of SCIP parameter names, got {self.scip_params!r}")
         object.__setattr__(self, "scip_params", dict(self.scip_params))  # the caller's dict stays theirs
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _is_real(value) -> bool:
-    return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
+PARAMS = {f.name: Param(f.name, KINDS[f.type], f.default, "", keyword=True, **BOUNDS.get(f.name, {}))
+          for f in fields(ILPOptions) if f.type in KINDS}
+"""Each option but ``scip_params`` declared as a :class:`hybridbn.options.Param` (its kind from
+its type, its bounds from :data:`BOUNDS`), which validates it."""

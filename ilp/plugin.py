@@ -5,7 +5,8 @@ A plugin class derives from :class:`Plugin` and one PySCIPOpt plugin kind
 ``conshdlr_*``, ``heur_*``, ``sepa_*``). The protocol:
 
 * **errors**: PySCIPOpt cannot carry an exception out of a C callback, so every callback is
-  wrapped in :func:`guarded`, which keeps the first exception in ``plugin.error`` and interrupts
+  wrapped in :func:`guarded`, which keeps the first exception (or ``KeyboardInterrupt``: a second
+  Ctrl-C inside :func:`hybridbn.interrupt.catching_signals`) in ``plugin.error`` and interrupts
   the solve; :func:`raise_plugin_error` re-raises it after ``optimize`` returns;
 * **statistics**: each plugin counts its work in its ``stats`` dict, merged into
   :attr:`ilp.result.ILPResult.stats` by :func:`plugin_stats`;
@@ -37,7 +38,7 @@ def guarded(method):
     def wrapper(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except Exception as err:  # noqa: BLE001 - re-raised by raise_plugin_error after the solve
+        except (Exception, KeyboardInterrupt) as err:  # noqa: BLE001 - re-raised by raise_plugin_error after the solve
             if self.error is None:
                 self.error = err
             self.model.interruptSolve()

@@ -17,6 +17,7 @@ from functools import cached_property
 import numpy as np
 
 from graphs.dag import find_cycle
+from hybridbn.checks import check_parent_limit
 from hybridbn.errors import HybridBNError
 from scores.table import ParentSet, ScoreTable, ScoreTableError, offsets, segment_indices
 
@@ -207,8 +208,7 @@ def build_problem(
         raise ILPInputError(f"malformed score table: {err}") from err
     n = table.n_vars
     names = list(table.names) if table.names else [str(v) for v in range(n)]
-    if palim is not None and (not isinstance(palim, (int, np.integer)) or palim < 0):
-        raise ILPInputError(f"palim must be a non-negative int or None, got {palim!r}")
+    palim = check_parent_limit(palim, ILPInputError)
 
     required = _arc_matrix(required_arcs, n, names, "required")
     forbidden = _arc_matrix(forbidden_arcs, n, names, "forbidden")

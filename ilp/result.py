@@ -25,6 +25,10 @@ def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+def _optional(value: float | None) -> float | None:
+    return None if value is None else _finite(value)
+
+
 @dataclass
 class ILPResult:
     """A learned DAG with its objective and the solver's proof status.
@@ -37,7 +41,9 @@ class ILPResult:
     ``build`` (validation and model) and ``solve``; ``stats`` holds node, LP-iteration, run and
     cut counts (cuts by kind: ``integral_cuts`` from cyclic integral solutions, ``inout_cuts``
     and ``greedy_cuts`` from the greedy finder at the in-out point and at the LP solution,
-    ``subip_cuts``, ``convex4_cuts``).
+    ``subip_cuts``, ``convex4_cuts``); ``trajectory`` holds ``(seconds, incumbent, bound)``
+    points of the solve (:class:`hybridbn.progress.Trajectory`; ``None`` before the first
+    incumbent or bound), the last one the result's.
     """
 
     dag: np.ndarray
@@ -49,6 +55,7 @@ class ILPResult:
     names: list[str]
     times: dict[str, float] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    trajectory: list[tuple[float, float | None, float | None]] = field(default_factory=list)
 
     @property
     def optimal(self) -> bool:
@@ -72,4 +79,5 @@ class ILPResult:
             "names": list(self.names),
             "times": {k: float(v) for k, v in self.times.items()},
             "stats": {k: _plain(v) for k, v in self.stats.items()},
+            "trajectory": [[float(t), _optional(primal), _optional(dual)] for t, primal, dual in self.trajectory],
         }

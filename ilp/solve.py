@@ -2,7 +2,8 @@
 
 Assembles the model (:mod:`ilp.model`, with GOBNILP's set-packing rows), the cluster-cut
 constraint handler (:mod:`ilp.conshdlr_cluster`, with GOBNILP's 4-node convex-hull cuts), the
-sink-finding heuristic and greedy warm start (:mod:`ilp.heur_sinks`), and sets SCIP parameters
+sink-finding heuristic and greedy warm start (:mod:`ilp.heur_sinks`), the progress event handler
+(:mod:`ilp.event_progress`: progress records, trajectory, stop requests), and sets SCIP parameters
 in the spirit of GOBNILP (Bartlett & Cussens 2017; GOBNILP manual): SCIP's own primal
 heuristics off, cluster cuts separated at every node (``sepa_freq`` 1; the exact sub-IP only at
 the root), light presolving, cheap branching (on arc variables, which tables of many candidate arcs
@@ -23,8 +24,10 @@ from pyscipopt import SCIP_PARAMSETTING, SCIP_STAGE
 
 from graphs.dag import find_cycle
 from hybridbn.errors import HybridBNError
+from hybridbn.progress import Callback, check_callback, progress_record
 from ilp.clusters import arc_form_children
 from ilp.conshdlr_cluster import include_cluster_conshdlr
+from ilp.event_progress import include_progress_eventhdlr
 from ilp.heur_sinks import include_sinks_heur
 from ilp.model import FamilyModel, build_model
 from ilp.options import ILPOptions
@@ -113,6 +116,7 @@ def solve_ilp(
     extend: Hook | Sequence[Hook] | None = None,
     time_limit: float | None = None,
     memory_limit: float | None = None,
+    progress: Callback | None = None,
 ) -> ILPResult:
     """Maximise the total local score over DAGs whose families are in ``table``.
 
@@ -130,7 +134,11 @@ def solve_ilp(
     ``"timelimit"``). ``memory_limit`` (megabytes) caps the memory SCIP holds by its own account
     (``limits/memory``: the model, the LP and the cuts, which grow with every cut round on large
     tables; the process needs more for Python, the kernels and the table) and ends the solve the
-    same way, status ``"memlimit"``.
+    same way, status ``"memlimit"``. ``progress``, if given, receives a progress record
+    (:mod:`hybridbn.progress`: elapsed time, incumbent, dual bound, gap, nodes) about once a second
+    during the solve and a last one, with its ``status``, at the end; ``result.trajectory`` holds the
+    solve's ``(seconds, incumbent, bound)`` points. A stop request (:mod:`hybridbn.interrupt`) ends
+    the solve like a time limit, status ``"userinterrupt"`` (so does Ctrl-C caught by SCIP itself).
 
     Raises :class:`ILPInputError` (a ``ValueError``) on bad input before the solver starts,
     :class:`ILPInfeasibleError` if no acyclic choice of candidate parent sets exists, and
@@ -147,10 +155,14 @@ def solve_ilp(
         raise ILPInputError(f"time_limit must be positive or None, got {time_limit!r}")
     if memory_limit is not None and not memory_limit > 0:
         raise ILPInputError(f"memory_limit must be positive (megabytes) or None, got {memory_limit!r}")
+    progress = check_callback(progress)
     problem = build_problem(table, required_arcs=required_arcs, forbidden_arcs=forbidden_arcs, palim=palim)
     hooks = () if extend is None else (extend,) if callable(extend) else tuple(extend)
     if not hooks and use_dp(problem, options.dp_max_vars):
-        return solve_by_dp(problem, table, t0)
+        result = solve_by_dp(problem, table, t0)
+        result.trajectory = [(sum(result.times.values()), result.objective, result.dual_bound)]
+        _report_end(progress, result, time_limit)
+        return result
     fm = build_model(problem, arc_children=arc_children(problem, options), set_packing=options.set_packing,
                      cluster_3=options.cluster_3)
     model = fm.model
@@ -160,7 +172,8 @@ def solve_ilp(
     for a in fm.arcs.values():
         model.chgVarBranchPriority(a, options.arc_branch_priority)
     heur = include_sinks_heur(fm, options)
-    plugins = [conshdlr, heur] + [plugin for hook in hooks for plugin in hook(fm)]
+    events = include_progress_eventhdlr(fm, t0, time_limit, progress)
+    plugins = [conshdlr, heur, events] + [plugin for hook in hooks for plugin in hook(fm)]
     warm = heur.add_warm_start() if options.warm_start else None
     t_build = time.perf_counter() - t0
     t_first = t_build if warm is not None else None
@@ -170,6 +183,7 @@ def solve_ilp(
         model.setParam("limits/memory", float(memory_limit))
 
     model.optimize()
+    events.close()
     t_solve = time.perf_counter() - t0 - t_build
     if t_first is None and model.getNSols() > 0:
         t_first = t_build + min(model.getSolTime(s) for s in model.getSols())
@@ -212,7 +226,19 @@ def solve_ilp(
     }
     logger.info("ILP %s: objective %.6f, dual bound %.6f, %d nodes, %.2f s",
                 status, objective, dual, stats["nodes"], t_solve)
-    return ILPResult(
+    trajectory = events.trajectory.finish(t_build + t_solve, objective, dual if math.isfinite(dual) else None)
+    result = ILPResult(
         dag=dag, parent_sets=parent_sets, objective=objective, dual_bound=dual, gap=gap,
         status=status, names=problem.names, times={"build": t_build, "solve": t_solve}, stats=stats,
+        trajectory=trajectory,
     )
+    _report_end(progress, result, time_limit)
+    return result
+
+
+def _report_end(progress: Callback | None, result: ILPResult, limit: float | None) -> None:
+    """The last progress record of a solve: its final state and ``status``."""
+    if progress is not None:
+        dual = result.dual_bound if math.isfinite(result.dual_bound) else None
+        progress(progress_record("solve", "ilp", sum(result.times.values()), limit=limit, primal=result.objective,
+                                 dual=dual, nodes=result.stats["nodes"], status=result.status))

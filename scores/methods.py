@@ -26,7 +26,7 @@ PALIM = Param("palim", INT, 3, "parent limit, or 'none'", none=True, key="palim"
 
 def score_table(data, arities, settings, **options):
     """The pruned score table of the run's score (``settings.score``, ``.ess``, ``.palim``)."""
-    from scores.candidates import build_score_table
+    from scores.candidates import build_score_table  # deferred: numba kernels, not needed to declare
 
     return build_score_table(data, arities, score=settings.score, ess=settings.ess, palim=settings.palim,
                              **options)
@@ -45,7 +45,7 @@ SCORE = Choice(
 )
 """``--score``: the local score the optimisers maximise."""
 
-CANDIDATE_SCORE_USE = ("score",)
+CANDIDATE_SCORE_USE = (SCORE,)
 """What ranks candidate parents: the run's score (its name and parameters enter the key)."""
 
 CANDIDATES_CONDITIONAL = 4
@@ -58,7 +58,7 @@ CANDIDATE_COUNT = Param("candidates", INT, 16, "with --method candidates: candid
 
 def run_candidates(data, arities, settings, *, n_jobs=1, excluded=None):
     """Sparse candidate parents (Friedman, Nachman & Pe'er 1999): ``allowed[p, c]``."""
-    from scores.identification import identify_candidates
+    from scores.identification import identify_candidates  # deferred: numba kernels, not needed to declare
 
     return identify_candidates(data, arities, m=settings.candidates, score=settings.score, ess=settings.ess,
                                conditional=CANDIDATES_CONDITIONAL, n_jobs=n_jobs, excluded=excluded)

@@ -16,6 +16,8 @@ subset enumeration order), so runs are deterministic.
 from __future__ import annotations
 
 import logging
+import math
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -23,7 +25,10 @@ import numpy as np
 
 from graphs.pdag import pdag_to_dag
 from graphs.bitsets import bits, to_tuple
+from hybridbn.checks import check_parent_limit
 from hybridbn.errors import HybridBNError
+from hybridbn.interrupt import stop_requested
+from hybridbn.progress import REPORT_INTERVAL, Callback, Throttle, check_callback, progress_record
 from search.ges_ops import (
     CPDAGMasks,
     all_delete_subsets,
@@ -52,7 +57,9 @@ class GESResult:
 
     ``cpdag`` is the learned equivalence class, ``dag`` a consistent extension of it, ``score``
     the (score-equivalent) score of both; ``n_score_evaluations`` the number of distinct local
-    scores computed in total and ``n_evaluations_forward`` those computed by the forward phase.
+    scores computed in total and ``n_evaluations_forward`` those computed by the forward phase;
+    ``status`` is ``"converged"``, or ``"userinterrupt"`` when a stop request
+    (:mod:`hybridbn.interrupt`) ended the search early with the CPDAG reached so far.
     """
 
     cpdag: np.ndarray
@@ -62,6 +69,46 @@ class GESResult:
     n_evaluations_forward: int
     n_inserts: int
     n_deletes: int
+    status: str = "converged"
+
+
+class Monitor:
+    """The stop check and progress records of a GES / SGES search of ``solver`` on ``cache``.
+
+    The searches call :meth:`poll` before scoring each pair and :meth:`applied` after each
+    operator; ``progress`` (a callable or ``None``) receives a record (:mod:`hybridbn.progress`: the
+    current score as ``primal``, the ``phase``, its ``steps``, the distinct local-score
+    ``evaluations``) about once a second. The running score starts from the start CPDAG's, computed
+    only when there is someone to report to.
+    """
+
+    def __init__(self, solver: str, cache: LocalScoreCache, start: np.ndarray, progress: Callback | None = None):
+        self.solver = solver
+        self.cache = cache
+        self.progress = check_callback(progress)
+        self.score = cache.dag_score(pdag_to_dag(start)) if self.progress is not None else math.nan
+        self.stopped = False
+        self._start = time.perf_counter()
+        self._throttle = Throttle(REPORT_INTERVAL, time.perf_counter)
+
+    def _report(self, score: float, **extra) -> None:
+        self.progress(progress_record("solve", self.solver, time.perf_counter() - self._start, primal=score,
+                                      evaluations=self.cache.n_evaluations, **extra))
+
+    def poll(self, phase: str, steps: int) -> bool:
+        """Report if one is due; whether a stop was requested (then the search returns)."""
+        if self.progress is not None and self._throttle.ready():
+            self._report(self.score, phase=phase, steps=steps)
+        self.stopped = stop_requested() is not None
+        return self.stopped
+
+    def applied(self, delta: float) -> None:
+        self.score += delta
+
+    def finish(self, result: GESResult) -> None:
+        """The last record, with the result's score and ``status``."""
+        if self.progress is not None:
+            self._report(result.score, status=result.status)
 
 
 def check_allowed(allowed, n_vars: int) -> np.ndarray | None:
@@ -84,11 +131,7 @@ def check_allowed(allowed, n_vars: int) -> np.ndarray | None:
 
 def check_palim(palim) -> int | None:
     """Validate the optional forward-phase parent limit."""
-    if palim is None:
-        return None
-    if int(palim) != palim or palim < 0:
-        raise GESError(f"palim must be a non-negative integer or None, got {palim!r}")
-    return int(palim)
+    return check_parent_limit(palim, GESError)
 
 
 def as_cache(local_score: LocalScore | LocalScoreCache, n_vars: int) -> LocalScoreCache:
@@ -106,17 +149,21 @@ def forward_search(
     *,
     adjacency_allowed: np.ndarray | None = None,
     palim: int | None = None,
+    monitor: Monitor | None = None,
 ) -> tuple[np.ndarray, int]:
     """FES: apply the best valid positive ``Insert`` until none exists; returns (CPDAG, #inserts).
 
     Only valid operators are scored (validity is checked first), so the distinct-evaluation
-    count is that of the operators GES can actually apply.
+    count is that of the operators GES can actually apply. With a ``monitor``, a stop request
+    returns the CPDAG reached so far.
     """
     steps = 0
     while True:
         m = CPDAGMasks.of(P)
         best: tuple[float, int, int, int] | None = None
         for x, y in insertable_pairs(m, adjacency_allowed):
+            if monitor is not None and monitor.poll("forward", steps):
+                return P, steps
             for delta, t in insert_candidates(cache, m, x, y, palim):
                 if delta > 0 and (best is None or delta > best[0]):
                     best = (delta, x, y, t)
@@ -126,16 +173,20 @@ def forward_search(
         logger.debug("FES step %d: Insert(%d, %d, %s) delta=%.6g", steps, x, y, to_tuple(t), delta)
         P = apply_insert(P, x, y, bits(t))
         steps += 1
+        if monitor is not None:
+            monitor.applied(delta)
 
 
 def backward_search(
-    cache: LocalScoreCache, P: np.ndarray, generate: DeleteGenerator = all_delete_subsets
+    cache: LocalScoreCache, P: np.ndarray, generate: DeleteGenerator = all_delete_subsets,
+    monitor: Monitor | None = None,
 ) -> tuple[np.ndarray, int]:
     """BES: apply the best positive ``Delete`` among those ``generate`` yields; returns (CPDAG, #deletes).
 
     ``generate(masks, x, y)`` returns the candidate ``H`` bitmasks for the edge ``x -> y`` /
     ``x - y`` (all valid ones for BES, a selective subset for SBES); it must depend only on
     ``NA_{Y,X}`` and the adjacencies inside it, which, with ``Pa_Y \\ {X}``, is the memo key.
+    With a ``monitor``, a stop request returns the CPDAG reached so far.
     """
     n_steps = 0
     memo: dict[tuple, tuple[float, int]] = {}
@@ -143,6 +194,8 @@ def backward_search(
         m = CPDAGMasks.of(P)
         best: tuple[float, int, int, int] | None = None
         for x, y in deletable_pairs(m):
+            if monitor is not None and monitor.poll("backward", n_steps):
+                return P, n_steps
             na = m.ne[y] & m.adj[x]
             key = (x, y, m.pa[y] & ~(1 << x), na, tuple(m.adj[v] & na for v in bits(na)))
             entry = memo.get(key)
@@ -162,6 +215,8 @@ def backward_search(
         logger.debug("BES step %d: Delete(%d, %d, %s) delta=%.6g", n_steps, x, y, to_tuple(h), delta)
         P = apply_delete(P, x, y, bits(h))
         n_steps += 1
+        if monitor is not None:
+            monitor.applied(delta)
 
 
 def complete_start(n_vars: int, adjacency_allowed: np.ndarray | None = None) -> np.ndarray:
@@ -177,10 +232,11 @@ def complete_start(n_vars: int, adjacency_allowed: np.ndarray | None = None) -> 
     return complete_pdag(np.triu(adjacency_allowed, k=1))
 
 
-def finish(cache: LocalScoreCache, P: np.ndarray, n_forward_evals: int, n_inserts: int, n_deletes: int) -> GESResult:
-    """Package a final CPDAG with a consistent extension and its score."""
+def finish(cache: LocalScoreCache, P: np.ndarray, n_forward_evals: int, n_inserts: int, n_deletes: int,
+           monitor: Monitor) -> GESResult:
+    """Package a final CPDAG with a consistent extension, its score and the search's status."""
     dag = pdag_to_dag(P)
-    return GESResult(
+    result = GESResult(
         cpdag=P,
         dag=dag,
         score=cache.dag_score(dag),
@@ -188,7 +244,10 @@ def finish(cache: LocalScoreCache, P: np.ndarray, n_forward_evals: int, n_insert
         n_evaluations_forward=n_forward_evals,
         n_inserts=n_inserts,
         n_deletes=n_deletes,
+        status="userinterrupt" if monitor.stopped else "converged",
     )
+    monitor.finish(result)
+    return result
 
 
 def ges(
@@ -198,23 +257,27 @@ def ges(
     allowed: np.ndarray | None = None,
     palim: int | None = None,
     start: np.ndarray | None = None,
+    progress: Callback | None = None,
 ) -> GESResult:
     """Greedy equivalence search (Chickering 2002): FES from ``start`` (default: empty) then BES.
 
     ``allowed[p, c]`` (bool, n x n) restricts the adjacencies FES may create (a pair may become
     adjacent iff ``allowed[p, c] or allowed[c, p]``); ``palim`` bounds the parent count of
-    the child of each insert in FES; ``start`` is an initial CPDAG.
+    the child of each insert in FES; ``start`` is an initial CPDAG. A stop request
+    (:mod:`hybridbn.interrupt`) ends the search with the CPDAG reached so far (status
+    ``"userinterrupt"``); ``progress`` receives progress records (:class:`Monitor`).
     """
     n_vars = int(n_vars)
     cache = as_cache(local_score, n_vars)
     adjacency_allowed = check_allowed(allowed, n_vars)
     palim = check_palim(palim)
     P = np.zeros((n_vars, n_vars), dtype=bool) if start is None else check_start(start, n_vars)
-    P, n_ins = forward_search(cache, P, adjacency_allowed=adjacency_allowed, palim=palim)
+    monitor = Monitor("ges", cache, P, progress)
+    P, n_ins = forward_search(cache, P, adjacency_allowed=adjacency_allowed, palim=palim, monitor=monitor)
     n_fwd = cache.n_evaluations
-    P, n_del = backward_search(cache, P)
+    P, n_del = backward_search(cache, P, monitor=monitor)
     logger.info("GES: %d inserts, %d deletes, %d distinct local scores", n_ins, n_del, cache.n_evaluations)
-    return finish(cache, P, n_fwd, n_ins, n_del)
+    return finish(cache, P, n_fwd, n_ins, n_del, monitor)
 
 
 def check_start(start, n_vars: int) -> np.ndarray:

@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from hybridbn.progress import Callback
 from scores.table import ScoreTable
 from search.kgreedy import complete_greedily
 from search.ktree_search import (TOL, BoundedResult, BoundedSearchError, GrowingKTree, OrderSolution,
@@ -111,8 +112,9 @@ def _refined_suffix(ctx: SearchContext, tree: GrowingKTree, order: tuple[int, ..
 def astar_order(ctx: SearchContext, order: tuple[int, ...], best_score: float = -math.inf,
                 max_expansions: int | None = None) -> OrderSolution | None:
     """The k-A* DAG of one order: optimal over the order's search space (``proved``) unless
-    ``max_expansions`` states have been taken from the open list or the time limit is reached
-    first, or ``None`` when it cannot beat ``best_score`` (or the order admits no DAG).
+    ``max_expansions`` states have been taken from the open list or the time limit or a stop
+    request (:mod:`hybridbn.interrupt`) comes first, or ``None`` when it cannot beat ``best_score``
+    (or the order admits no DAG).
 
     A state enters the open list with its parent's estimate; when first taken out, its estimate is
     tightened by :func:`_refined_suffix` and it is put back unless it is still the most promising.
@@ -146,7 +148,7 @@ def astar_order(ctx: SearchContext, order: tuple[int, ...], best_score: float = 
         neg_ub, neg_depth, _, g, node, hsuf, refined = heap[0]
         if -neg_ub <= threshold:
             break
-        if (max_expansions is not None and expansions >= max_expansions) or not ctx.time_left():
+        if (max_expansions is not None and expansions >= max_expansions) or not ctx.may_go_on():
             proved = False
             break
         heapq.heappop(heap)
@@ -209,13 +211,14 @@ def k_astar(
     seed: int = 0,
     max_expansions: int | None = 2_000,
     root_solver: str = "dp",
-    progress: bool = False,
+    progress: Callback | None = None,
 ) -> BoundedResult:
     """Learn a DAG of treewidth at most ``k`` with k-A* (Scanagatta et al. 2016, section 3.1).
 
     Like :func:`search.kgreedy.k_greedy`, but each order is solved optimally by A* (at most
-    ``max_expansions`` states taken from the open list per order, ``None``: no cap); ``stats``
-    counts the orders proved optimal, skipped by the bound, and the expansions. Raises
+    ``max_expansions`` states taken from the open list per order, ``None``: no cap; a stop request
+    ends the current order's search too); ``stats`` counts the orders proved optimal, skipped by the
+    bound, and the expansions. Raises
     :class:`search.ktree_search.BoundedSearchError` on bad input.
     """
     if max_expansions is not None and (isinstance(max_expansions, bool) or not isinstance(max_expansions, int)

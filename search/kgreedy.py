@@ -8,6 +8,7 @@ joined to such a k-clique (chosen at random among those containing the parent se
 
 from __future__ import annotations
 
+from hybridbn.progress import Callback
 from scores.table import ScoreTable
 from search.ktree_search import (BoundedResult, GrowingKTree, OrderSolution, SearchContext, anytime_search)
 
@@ -54,13 +55,16 @@ def k_greedy(
     max_orders: int | None = None,
     seed: int = 0,
     root_solver: str = "dp",
-    progress: bool = False,
+    progress: Callback | None = None,
 ) -> BoundedResult:
     """Learn a DAG of treewidth at most ``k`` with k-G (Scanagatta et al. 2016, section 3.2).
 
     Explores order classes until ``time_limit`` seconds, ``max_orders`` orders, or the whole space
     (only allowed when small) and returns the best DAG with its validated tree decomposition.
     ``root_solver`` (``"dp"`` or ``"ilp"``) learns the first ``k + 1`` variables of each order exactly.
+    A stop request (:mod:`hybridbn.interrupt`) ends the search after the current order with status
+    ``"userinterrupt"``; ``progress`` (a callable or ``None``) receives progress records
+    (:mod:`hybridbn.progress`: best score so far as ``primal``, ``orders`` explored) about once a second.
     Raises :class:`search.ktree_search.BoundedSearchError` (a ``ValueError``) on bad input
     (``k < 1``, ``k > n - 1``, bad limits) or when no bounded DAG exists.
     """

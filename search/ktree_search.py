@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from graphs.dag import adjacency_from_parents
 from graphs.ktree import KTree
 from graphs.moral import moral_graph
 from graphs.treedec import TreeDecomposition, validate_tree_decomposition
 from hybridbn.errors import HybridBNError
+from hybridbn.interrupt import stop_requested
+from hybridbn.progress import REPORT_INTERVAL, Callback, Throttle, check_callback, progress_record
 from scores.table import ParentSet, ScoreTable
 from search.exact_dp import ExactDPError, exact_optimum
 
@@ -62,7 +63,8 @@ class BoundedResult:
     k-tree whose subgraph the moral graph is, and ``decomposition`` its tree decomposition, validated
     against the moral graph (width ``k``); ``order`` is the variable order that produced the DAG;
     ``n_orders`` counts the order classes explored; ``status`` is why the search stopped
-    (``"time_limit"``, ``"max_orders"`` or ``"exhausted"``); ``stats`` holds further counters and
+    (``"time_limit"``, ``"max_orders"``, ``"exhausted"`` or ``"userinterrupt"``: a stop request of
+    :mod:`hybridbn.interrupt`); ``stats`` holds further counters and
     ``history``, the ``(seconds, n_orders, score)`` of every improvement.
     """
 
@@ -250,8 +252,9 @@ class SearchContext:
     def count(self, key: str, by: int = 1) -> None:
         self.counters[key] = self.counters.get(key, 0) + by
 
-    def time_left(self) -> bool:
-        return time.perf_counter() < self.deadline
+    def may_go_on(self) -> bool:
+        """Whether time is left and no stop was requested (:mod:`hybridbn.interrupt`)."""
+        return time.perf_counter() < self.deadline and stop_requested() is None
 
     def root(self, first: Sequence[int]) -> tuple[float, list[ParentSet]] | None:
         """Optimal DAG over the variables ``first`` (families with parents inside them): its score and
@@ -356,11 +359,13 @@ def anytime_search(
     max_orders: int | None,
     seed: int,
     root_solver: str,
-    progress: bool,
+    progress: Callback | None,
     name: str,
 ) -> BoundedResult:
-    """Explore order classes until the time limit (one order is always tried), ``max_orders``
-    or exhaustion, keeping the best DAG.
+    """Explore order classes until the time limit or a stop request (one order is always tried),
+    ``max_orders`` or exhaustion, keeping the best DAG; ``progress`` (a callable or ``None``)
+    receives a progress record (:mod:`hybridbn.progress`; ``orders`` explored, solver ``name``)
+    about once a second and a last one with the ``status``.
 
     ``solve_order(ctx, order, best_score)`` returns the DAG of one order (or ``None``); ``best_score``
     is the incumbent (``-inf`` at first), which a solver may use to prune. Without ``time_limit`` and
@@ -368,6 +373,7 @@ def anytime_search(
     """
     check_k(table, k)
     check_limits(time_limit, max_orders)
+    progress = check_callback(progress)
     start = time.perf_counter()
     deadline = start + time_limit if time_limit is not None else math.inf
     ctx = SearchContext(table, k, seed, root_solver, deadline)
@@ -379,13 +385,18 @@ def anytime_search(
     best_order: tuple[int, ...] = ()
     history: list[tuple[float, int, float]] = []
     n_orders = 0
-    bar = tqdm(total=max_orders, desc=name, disable=not progress)
+    throttle = Throttle(REPORT_INTERVAL, time.perf_counter)
+
+    def record(**extra):
+        return progress_record("solve", name, time.perf_counter() - start, limit=time_limit,
+                               primal=None if best is None else best.score, orders=n_orders, **extra)
+
     while True:
         if max_orders is not None and n_orders >= max_orders:
             status = "max_orders"
             break
-        if n_orders and not ctx.time_left():  # the first order is always tried
-            status = "time_limit"
+        if n_orders and not ctx.may_go_on():  # the first order is always tried
+            status = "time_limit" if stop_requested() is None else "userinterrupt"
             break
         order = sampler.next()
         if order is None:
@@ -393,17 +404,17 @@ def anytime_search(
             break
         sol = solve_order(ctx, order, -math.inf if best is None else best.score)
         n_orders += 1
-        bar.update()
-        if sol is None:
-            continue
-        if best is None or sol.score > best.score + TOL * abs(best.score):
+        if sol is not None and (best is None or sol.score > best.score + TOL * abs(best.score)):
             best, best_order = sol, order
             history.append((time.perf_counter() - start, n_orders, sol.score))
             logger.info("%s: order %d improves to %.6f", name, n_orders, sol.score)
-    bar.close()
+        if progress is not None and throttle.ready():
+            progress(record())
+    if progress is not None:
+        progress(record(status=status))
     if best is None:
-        why = ("the time limit was reached" if status == "time_limit"
-               else "some child lacks a usable parent set")
+        why = {"time_limit": "the time limit was reached", "userinterrupt": "a stop was requested"}.get(
+            status, "some child lacks a usable parent set")
         raise BoundedSearchError(f"no treewidth-{k} DAG found in {n_orders} orders: {why}")
     stats = {"duplicates_rejected": sampler.n_duplicates, "order_classes": sampler.total,
              "history": history, **ctx.counters}

@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from graphs.bitsets import bits, to_mask
+from hybridbn.progress import Callback
 from search.chordal import max_clique_size, maximal_cliques
 from search.ges import (
     GESError,
@@ -42,6 +43,7 @@ from search.ges import (
     backward_search,
     check_allowed,
     check_palim,
+    Monitor,
     check_start,
     complete_start,
     finish,
@@ -129,6 +131,7 @@ def sges(
     start: str | np.ndarray = "empty",
     allowed: np.ndarray | None = None,
     palim: int | None = None,
+    progress: Callback | None = None,
 ) -> GESResult:
     """Selective GES: poly-FES then SBES with the property ``bound`` (Chickering & Meek 2015, Fig. 3).
 
@@ -136,6 +139,7 @@ def sges(
     ``start="empty"`` runs ordinary FES (with ``allowed`` / ``palim`` as in
     :func:`search.ges.ges`); ``start="complete"`` starts SBES from the complete CPDAG (over the
     allowed adjacencies when ``allowed`` is given); an array is used as the initial CPDAG for FES.
+    Stop requests and ``progress`` work as in :func:`search.ges.ges`.
     """
     name, k = parse_bound(bound)
     b = clique_bound(name, k)
@@ -152,13 +156,14 @@ def sges(
             P = np.zeros((n_vars, n_vars), dtype=bool)
     else:
         P = check_start(start, n_vars)
+    monitor = Monitor("sges", cache, P, progress)
     n_ins = 0
     if not (isinstance(start, str) and start == "complete"):
-        P, n_ins = forward_search(cache, P, adjacency_allowed=adjacency_allowed, palim=palim)
+        P, n_ins = forward_search(cache, P, adjacency_allowed=adjacency_allowed, palim=palim, monitor=monitor)
     n_fwd = cache.n_evaluations
-    P, n_del = backward_search(cache, P, selective_generator(b))
+    P, n_del = backward_search(cache, P, selective_generator(b), monitor)
     logger.info(
         "SGES(%s<=%d, b=%d): %d inserts, %d deletes, %d distinct local scores",
         name, k, b, n_ins, n_del, cache.n_evaluations,
     )
-    return finish(cache, P, n_fwd, n_ins, n_del)
+    return finish(cache, P, n_fwd, n_ins, n_del, monitor)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from pipeline import kernels
-from pipeline.cli import main
+from pipeline.apps.cli import main
+from pipeline.core import kernels
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -16,7 +16,7 @@ def kernels_compile_on_first_call():
     stamp = kernels.stamp_path()
     before = stamp.read_bytes() if stamp.exists() else None
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kernels, "_warm_up", lambda cfg: None)
+        patch.setattr(kernels, "_warm_up", lambda cfg, run_stages: None)
         yield
     if before is None:
         stamp.unlink(missing_ok=True)

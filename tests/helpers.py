@@ -9,7 +9,10 @@ import itertools
 import numpy as np
 import pytest
 
+from bayesnet.catalog import load_network
 from graphs.dag import is_acyclic, parents_from_adjacency
+from graphs.metrics import shd, skeleton_scores
+from graphs.pdag import dag_to_cpdag
 from scores.table import ScoreTable
 
 
@@ -108,3 +111,17 @@ def cops_fingerprint(res) -> tuple:
             [sorted(b) for b in res.raw_decomposition.bags], res.raw_decomposition.edges,
             [sorted(b) for b in res.tree_decomposition.bags], res.tree_decomposition.edges,
             sorted(res.separating_sets.items()), res.cpdag.tobytes(), res.skeleton.tobytes())
+
+
+def assert_evaluation_of(evaluation: dict, dag: np.ndarray, network: str) -> None:
+    """A run's evaluation of ``dag`` against the catalog ``network``: the SHD of their CPDAGs, the
+    skeleton counts and F1 = 2 TP / (2 TP + FP + FN), with SHD between the skeleton differences and
+    the pairs adjacent in either graph."""
+    truth = np.asarray(load_network(network).adjacency, dtype=bool)
+    counts = skeleton_scores(dag, truth)
+    assert evaluation["truth"] == network
+    assert evaluation["shd"] == shd(dag_to_cpdag(dag), dag_to_cpdag(truth))
+    assert {k: evaluation[k] for k in ("tp", "fp", "fn")} == {k: counts[k] for k in ("tp", "fp", "fn")}
+    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
+    assert evaluation["f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn))
+    assert fp + fn <= evaluation["shd"] <= fp + fn + tp

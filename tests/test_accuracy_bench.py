@@ -1,17 +1,11 @@
-"""bench/accuracy.py: graph conversions of the peer adapters, metrics, settings parsing."""
-
-import sys
-from pathlib import Path
+"""bench.accuracy: graph conversions of the peer adapters, metrics, settings parsing."""
 
 import numpy as np
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parents[1] / "bench"))  # after the packages
-
-import accuracy  # noqa: E402
-import peer_learners  # noqa: E402
-from bayesnet.catalog import load_network  # noqa: E402
-from graphs.pdag import dag_to_cpdag  # noqa: E402
+from bayesnet.catalog import load_network
+from bench import accuracy, peer_learners
+from graphs.pdag import dag_to_cpdag
 
 
 def test_causal_learn_endpoints_to_pdag():

@@ -1,4 +1,4 @@
-"""--budget: one wall-clock budget for restriction, scoring and solving (pipeline.budget)."""
+"""--budget: one wall-clock budget for restriction, scoring and solving (pipeline.core.budget)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 import hybridbn
-from pipeline.budget import MIN_SOLVE_SECONDS, RESTRICT_SHARE, SCORES_SHARE, restrict_limit, scores_limit, solve_config
-from pipeline.cache import Artifact, StageCache
-from pipeline.cli import main
-from pipeline.config import RunConfig
-from pipeline.grid import _param_columns, parse_grid, run_grid
+from pipeline.core.budget import MIN_SOLVE_SECONDS, RESTRICT_SHARE, SCORES_SHARE, restrict_limit, scores_limit, solve_config
+from pipeline.core.cache import Artifact, StageCache
+from pipeline.apps.cli import main
+from pipeline.core.config import RunConfig
+from pipeline.apps.grid import _param_columns, parse_grid, run_grid
 
 
 def spent(restrict: float, scores: float) -> dict[str, Artifact]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pipeline.cli import main
-from pipeline.grid import RESULT_COLUMNS
+from pipeline.apps.cli import main
+from pipeline.apps.grid import RESULT_COLUMNS
 
 
 def _results(path):
@@ -53,7 +53,7 @@ def test_report_bad_input(tmp_path, capsys):
 
 
 def test_sweep_lines_keep_other_parameters_apart_and_show_none():
-    from pipeline.report import _sweep_axis, _sweep_groups
+    from pipeline.apps.report import _sweep_axis, _sweep_groups
 
     rows = [{"network": "asia", "status": "optimal", "alpha": alpha, "palim": palim, "seed": seed,
              "f1": 0.5, "t_hybrid": 1.0}
@@ -102,8 +102,8 @@ def test_report_names_missing_columns(tmp_path, capsys):
 def test_run_summary_names_each_stage_method_with_its_declared_settings(options, line):
     """The summary's first line: each selected method with the CI test it uses and its parameters
     and its choice's, as declared; unset ones (no value, off, an extra at its default) left out."""
-    from pipeline.config import RunConfig
-    from pipeline.report import describe_config
+    from pipeline.core.config import RunConfig
+    from pipeline.apps.report import describe_config
 
     assert describe_config(RunConfig(network="alarm", **options).validated()) == line
     assert describe_config(RunConfig(scores="t.jkl", time_limit=5).validated()) == "score file t.jkl -> ilp (time limit 5 s)"

@@ -3,29 +3,47 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.cli import main
+from pipeline.apps.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _stage_lines(out: str) -> dict[str, str]:
-    return {line.split()[0]: line for line in out.splitlines() if line.split()[:1] and
-            line.split()[0] in ("data", "restrict", "scores", "solve", "evaluate")}
+class StageLine(NamedTuple):
+    seconds: float
+    cached: bool
+    details: str
+
+
+_STAGE_LINE = re.compile(r"(data|restrict|scores|solve|evaluate)\s+(\d+\.\d+)s\s+(cached\s+)?(.*)")
+
+
+def _stage_lines(out: str) -> dict[str, StageLine]:
+    """The report's stage lines by stage: time, whether it came from the cache, and its details."""
+    found = {}
+    for line in out.splitlines():
+        if match := _STAGE_LINE.fullmatch(line.strip()):
+            stage, seconds, cached, details = match.groups()
+            found[stage] = StageLine(float(seconds), cached is not None, details)
+    return found
 
 
 def test_list_networks(cli):
     status, out, _ = cli("--list-networks")
     assert status == 0
-    rows = {line.split()[0]: line.split()[1:3] for line in out.splitlines()[2:]}
-    assert rows["asia"] == ["8", "8"] and rows["alarm"] == ["37", "46"]
+    header, _rule, *body = out.splitlines()
+    rows = {fields[0]: dict(zip(header.split(), fields)) for fields in map(str.split, body)}
+    assert (rows["asia"]["n_vars"], rows["asia"]["n_edges"]) == ("8", "8")
+    assert (rows["alarm"]["n_vars"], rows["alarm"]["n_edges"]) == ("37", "46")
 
 
 def test_full_run_writes_outputs_and_second_run_hits_cache(cli, dirs, tmp_path):
@@ -34,10 +52,11 @@ def test_full_run_writes_outputs_and_second_run_hits_cache(cli, dirs, tmp_path):
     assert status == 0, err
     lines = _stage_lines(out)
     assert set(lines) == {"data", "restrict", "scores", "solve", "evaluate"}
-    assert not any("cached" in line for line in lines.values())
-    assert "SHD" in lines["evaluate"] and "F1" in lines["evaluate"] and "reversed" in lines["evaluate"]
-    assert "tests" in lines["restrict"] and "candidate parent sets" in lines["scores"]
-    assert "status optimal" in lines["solve"]
+    assert not any(line.cached for line in lines.values())
+    evaluate = lines["evaluate"].details
+    assert "SHD" in evaluate and "F1" in evaluate and "reversed" in evaluate
+    assert "tests" in lines["restrict"].details and "candidate parent sets" in lines["scores"].details
+    assert "status optimal" in lines["solve"].details
     folders = list((tmp_path / "out").iterdir())
     assert len(folders) == 1 and folders[0].name.startswith("asia-")
     files = {p.name for p in folders[0].iterdir()}
@@ -54,10 +73,9 @@ def test_full_run_writes_outputs_and_second_run_hits_cache(cli, dirs, tmp_path):
 
     status, out2, _ = cli(*argv)  # every stage now comes from the cache
     lines2 = _stage_lines(out2)
-    assert status == 0 and all("cached" in line for line in lines2.values())
-    for stage in lines:  # same figures, same times (recorded when first computed)
-        assert lines2[stage][29:] == lines[stage][29:]
-        assert lines2[stage][:19] == lines[stage][:19]
+    assert status == 0 and all(line.cached for line in lines2.values())
+    # same figures, same times (recorded when first computed)
+    assert {stage: line._replace(cached=True) for stage, line in lines.items()} == lines2
 
 
 def test_stage_restrict_and_scores_print_counts(cli, dirs):
@@ -92,15 +110,15 @@ def test_network_from_a_bif_file_is_sampled_and_evaluated(cli, dirs, tmp_path, m
     status, out, err = cli(*argv)
     assert status == 0, err
     lines = _stage_lines(out)
-    assert "SHD" in lines["evaluate"]
+    assert "SHD" in lines["evaluate"].details
     folders = list((tmp_path / "out").iterdir())
     assert len(folders) == 1 and folders[0].name.startswith("mine-")
     status, same, _ = cli("--network", "asia", "--rows", "400", "--stage", "data", *dirs)
-    assert _stage_lines(same)["data"].split()[2] != "cached"  # keyed by file content, not name
+    assert not _stage_lines(same)["data"].cached  # keyed by file content, not name
     net.cpts[0][:] = [0.5, 0.5]  # an edited file is a new network: its data are sampled again
     write_bif(net, tmp_path / "mine.bif")
     status, again, _ = cli(*argv, "--stage", "data")
-    assert status == 0 and "cached" not in _stage_lines(again)["data"]
+    assert status == 0 and not _stage_lines(again)["data"].cached
 
 
 def test_names_without_a_model_string_and_both_cpt_estimates(cli, dirs, tmp_path):
@@ -208,8 +226,8 @@ def test_other_restriction_methods(cli, dirs, method):
                            "--stage", "solve", "--time-limit", "30", *dirs)
     assert status == 0, err
     lines = _stage_lines(out)
-    assert set(lines) == {"data", "restrict", "scores", "solve"} and "status optimal" in lines["solve"]
-    assert ("no restriction" in lines["restrict"]) == (method == "none")
+    assert set(lines) == {"data", "restrict", "scores", "solve"} and "status optimal" in lines["solve"].details
+    assert ("no restriction" in lines["restrict"].details) == (method == "none")
 
 
 def test_cops_time_limit_keeps_what_was_found(cli, dirs, tmp_path):
@@ -219,11 +237,11 @@ def test_cops_time_limit_keeps_what_was_found(cli, dirs, tmp_path):
     status, out, err = cli("--data", str(path), "--method", "cops", "--cops-time-limit", "0.1",
                            "--stage", "restrict", *dirs)
     assert status == 0, err
-    assert "time limit 0.1 s" in out and "cops timeout" in _stage_lines(out)["restrict"]
+    assert "time limit 0.1 s" in out and "cops timeout" in _stage_lines(out)["restrict"].details
     assert "before a decomposition: nothing is forbidden" in err
     status, out, err = cli("--data", str(path), "--method", "cops", "--stage", "restrict",
                            "--cops-time-limit", "0.1", *dirs)
-    assert "cached" in _stage_lines(out)["restrict"]
+    assert _stage_lines(out)["restrict"].cached
 
 
 def test_corrupted_stage_is_recomputed_with_warning(cli, dirs, tmp_path):
@@ -234,6 +252,6 @@ def test_corrupted_stage_is_recomputed_with_warning(cli, dirs, tmp_path):
     status, out, err = cli(*argv)
     assert status == 0 and "corrupt" in err and err.startswith("WARNING")
     lines = _stage_lines(out)
-    assert "cached" in lines["data"] and "cached" in lines["restrict"] and "cached" not in lines["scores"]
+    assert lines["data"].cached and lines["restrict"].cached and not lines["scores"].cached
     status, out, err = cli(*argv)
-    assert "cached" in _stage_lines(out)["scores"] and err == ""
+    assert _stage_lines(out)["scores"].cached and err == ""

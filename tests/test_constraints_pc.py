@@ -135,7 +135,7 @@ def test_full_pc_batched_equals_one_test_at_a_time(alarm_data):
 def test_pc_levels_split_over_executors_equal_one_process():
     """Levels split into tasks on a process pool and on a local Dask cluster give the
     single-process skeleton, records and counts."""
-    from pipeline.executors import DaskExecutor, LocalExecutor
+    from pipeline.core.executors import DaskExecutor, LocalExecutor
 
     net = load_network("insurance")
     ds = forward_sample(net, 1000, seed=2)

@@ -237,7 +237,7 @@ def _insurance_keep(n):
 def test_target_ranges_on_threads_and_an_executor_equal_the_single_run(name, rows, statistic):
     """Targets split into ranges on 2 and 3 threads (uneven ranges) and as 5 tasks of an
     executor give the single run's skeleton, records and counts, with required pairs."""
-    from pipeline.executors import LocalExecutor
+    from pipeline.core.executors import LocalExecutor
 
     net = load_network(name)
     ds = forward_sample(net, rows, seed=3)
@@ -253,7 +253,7 @@ def test_target_ranges_on_threads_and_an_executor_equal_the_single_run(name, row
 
 
 def test_target_ranges_on_a_process_pool_and_a_dask_cluster_equal_the_single_run():
-    from pipeline.executors import DaskExecutor, LocalExecutor
+    from pipeline.core.executors import DaskExecutor, LocalExecutor
 
     net = load_network("insurance")
     ds = forward_sample(net, 1000, seed=2)
@@ -315,7 +315,7 @@ def test_target_ranges_stop_at_the_deadline():
     from itertools import count
 
     from hybridbn.deadline import Deadline
-    from pipeline.executors import LocalExecutor
+    from pipeline.core.executors import LocalExecutor
 
     net = load_network("child")
     ds = forward_sample(net, 1000, seed=1)

@@ -1,7 +1,7 @@
 """Contracts every registered restriction method and solver must honour.
 
-The methods and solvers are read from the registry (:data:`pipeline.config.METHODS`,
-:data:`pipeline.config.SOLVERS`), so a newly declared one is held to the same contracts:
+The methods and solvers are read from the registry (:data:`constraints.methods.RESTRICTION`,
+:data:`search.methods.SOLVER`), so a newly declared one is held to the same contracts:
 
 * a restriction allows no self-loop, never drops a required adjacency, never offers a forbidden
   arc as a candidate parent, and is deterministic for a seed;
@@ -17,10 +17,12 @@ import numpy as np
 import pytest
 
 import hybridbn
+from constraints.methods import RESTRICTION
 from graphs.dag import is_acyclic
 from hybridbn.errors import HybridBNError
-from pipeline.config import METHODS, SOLVERS, TABLE_SOLVERS
-from pipeline.stages import allowed_of
+from pipeline.core.declarations import TABLE_SOLVERS
+from pipeline.core.stages import allowed_of
+from search.methods import SOLVER
 
 ROWS = 1000
 NAMES = ["asia", "tub", "smoke", "lung", "bronc", "either", "xray", "dysp"]
@@ -58,7 +60,7 @@ def index(arc: tuple[str, str]) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------------------ restriction
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", RESTRICTION.names)
 def test_restriction_keeps_required_pairs_no_loops_and_is_deterministic(method, knowledge):
     options = {"method": method, "required": knowledge["required"], "forbidden": knowledge["forbidden"]}
     first, second = learn("restrict", **options), learn("restrict", **options)
@@ -74,7 +76,7 @@ def test_restriction_keeps_required_pairs_no_loops_and_is_deterministic(method, 
 
 
 # ----------------------------------------------------------------------------------- solvers
-@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("solver", SOLVER.names)
 def test_solver_returns_an_allowed_acyclic_dag_that_honours_the_knowledge(solver, knowledge):
     equivalence = solver not in TABLE_SOLVERS  # GES / SGES: forbidden pairs only, no required arcs
     options = {"solver": solver, **EXTRA.get(solver, {})}

@@ -1,16 +1,11 @@
-"""bench/cops_pc_baseline.py: the PC baseline of the cops comparison (Figure 1)."""
-
-import sys
-from pathlib import Path
+"""bench.cops_pc_baseline: the PC baseline of the cops comparison (Figure 1)."""
 
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parents[1] / "bench"))  # after the packages
-
-from cops_pc_baseline import run_pc  # noqa: E402
-from bayesnet.catalog import load_network  # noqa: E402
-from graphs.dsep import DSeparation  # noqa: E402
-from graphs.pdag import dag_to_cpdag  # noqa: E402
+from bayesnet.catalog import load_network
+from bench.cops_pc_baseline import run_pc
+from graphs.dsep import DSeparation
+from graphs.pdag import dag_to_cpdag
 
 
 def test_pc_baseline_counts_and_cpdag():

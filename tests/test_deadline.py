@@ -17,8 +17,8 @@ from constraints.citests import CITest, DSeparationOracle
 from constraints.pc import pc_skeleton
 from constraints.pmms import mmpc, pmms
 from hybridbn.deadline import Deadline
-from pipeline.executors import LocalExecutor
-from pipeline.split_scores import split_score_table
+from pipeline.core.executors import LocalExecutor
+from pipeline.core.split_scores import split_score_table
 from scores.candidates import build_score_table
 
 PAST = Deadline(0.0)

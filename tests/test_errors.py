@@ -48,6 +48,6 @@ def test_a_bad_run_is_caught_as_the_library_error(options, tmp_path):
 def test_the_builtin_bases_are_kept():
     """Code that catches ValueError / OSError keeps working."""
     from ilp.problem import ILPInputError
-    from pipeline.atomic import WriteError
+    from pipeline.core.atomic import WriteError
 
     assert issubclass(ILPInputError, ValueError) and issubclass(WriteError, OSError)

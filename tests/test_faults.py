@@ -85,11 +85,11 @@ def alarm_cache(tmp_path_factory) -> Path:
     """A cache holding the data, restrict and scores stages of the ALARM run (shared by tests),
     and the solver's kernels in numba's cache: the kernel warm-up of an ILP run on alarm, which
     reaches every cut separator, runs first, so that no Ctrl-C lands while numba compiles (that
-    would end the run with numba's error; :mod:`pipeline.kernels` spares real runs the same way)."""
-    from pipeline.cache import StageCache
-    from pipeline.config import RunConfig
-    from pipeline.kernels import warm_up_configs
-    from pipeline.stages import run_stages
+    would end the run with numba's error; :mod:`pipeline.core.kernels` spares real runs the same way)."""
+    from pipeline.core.cache import StageCache
+    from pipeline.core.config import RunConfig
+    from pipeline.core.kernels import warm_up_configs
+    from pipeline.core.stages import run_stages
 
     [warm_up] = warm_up_configs(RunConfig(network="alarm"))
     run_stages(StageCache(None, enabled=False), warm_up)
@@ -236,7 +236,7 @@ def test_full_disk_in_the_cache_is_a_one_line_error_naming_the_cache(tmp_path):
 SCORES_UNDER_LIMIT = """
 import resource, sys
 from hybridbn import learn
-from pipeline.atomic import WriteError
+from pipeline.core.atomic import WriteError
 result = learn("asia", rows=500, method="none", cache_dir=sys.argv[1])
 resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
 try:

@@ -24,7 +24,10 @@ def _check_result(table: ScoreTable, res: ILPResult) -> None:
     assert res.dag.dtype == bool and res.dag.shape == (table.n_vars, table.n_vars)
     assert_consistent_solution(table, res)
     assert res.dual_bound >= res.objective - 1e-6 * abs(res.objective)
-    assert res.gap >= 0.0
+    if res.status == "optimal":
+        assert res.gap == 0.0 and res.dual_bound == pytest.approx(res.objective, rel=1e-6)
+    else:
+        assert res.gap == pytest.approx((res.dual_bound - res.objective) / abs(res.objective))
 
 
 SCIP = ILPOptions(dp_max_vars=0)

@@ -19,15 +19,15 @@ from constraints.pmms import mmpc, pmms
 from graphs.dag import adjacency_from_parents as dag_of_parents
 from graphs.dag import find_cycle
 from graphs.random_graphs import random_dag
-from ilp import solve_ilp
-from pipeline.cache import StageCache
-from pipeline.cli import main
-from pipeline.config import RunConfig
-from pipeline.grid import job_key, parse_grid
-from pipeline.knowledge import (KnowledgeError, add_adjacency_families, ilp_inputs, keep_adjacent,
+from hybridbn.solving import SolveInputs
+from ilp.methods import run_ilp
+from pipeline.core.cache import StageCache
+from pipeline.apps.cli import main
+from pipeline.core.config import RunConfig
+from pipeline.apps.grid import job_key, parse_grid
+from pipeline.core.knowledge import (KnowledgeError, add_adjacency_families, keep_adjacent, solver_arcs,
                                 knowledge_rows, read_knowledge)
-from pipeline.solvers import SolveInputs, solve_ilp_stage
-from pipeline.stages import dag_of, run_stages
+from pipeline.core.stages import dag_of, run_stages
 from scores.candidates import build_score_table
 from scores.table import ScoreTable
 from search.exact_dp import exact_optimum
@@ -208,6 +208,11 @@ def _knowledge_table(ds, m):
     return add_adjacency_families(build(m.restrict(None), m.required), m, m.restrict(None), build)
 
 
+def _solve(table, m, start=None):
+    """The solve stage's ILP on ``table`` with the knowledge ``m`` handed over as plain arcs."""
+    return run_ilp(RunConfig(network="asia"), SolveInputs(names=m.names, table=table, start=start, **solver_arcs(m)))
+
+
 @pytest.mark.parametrize("seed, undirected", [(0, False), (1, False), (2, True), (3, True)])
 def test_ilp_under_knowledge_equals_the_brute_force_constrained_optimum(tmp_path, seed, undirected):
     ds = forward_sample(load_network("asia"), 400, seed)
@@ -224,10 +229,11 @@ def test_ilp_under_knowledge_equals_the_brute_force_constrained_optimum(tmp_path
     else:
         best = exact_optimum(_filtered(full, m, m.required))[0]
     table = _knowledge_table(ds, m)
-    result = solve_ilp(table, **ilp_inputs(m))
-    assert result.status == "optimal"
-    assert result.objective == pytest.approx(best, rel=1e-9, abs=1e-9)
-    assert not m.violations(result.dag) and find_cycle(result.dag) is None
+    result = _solve(table, m)
+    dag = dag_of_parents(result.parent_sets)
+    assert result.summary["status"] == "optimal"
+    assert result.summary["objective"] == pytest.approx(best, rel=1e-9, abs=1e-9)
+    assert not m.violations(dag) and find_cycle(dag) is None
     if not undirected:  # the pruned knowledge table loses no constrained optimum
         assert exact_optimum(table)[0] == pytest.approx(best, rel=1e-9, abs=1e-9)
 
@@ -238,11 +244,10 @@ def test_warm_start_and_an_undirected_requirement_extend_one_ilp(tmp_path):
     m = _random_knowledge(tmp_path, 2, True)
     assert m.undirected.size
     table = _knowledge_table(ds, m)
-    first = solve_ilp(table, **ilp_inputs(m))
-    again = solve_ilp_stage(RunConfig(network="asia"),
-                            SolveInputs(names=ds.names, table=table, knowledge=m, start=list(first.parent_sets)))
+    first = _solve(table, m)
+    again = _solve(table, m, start=list(first.parent_sets))
     assert again.summary["status"] == "optimal"
-    assert again.summary["objective"] == pytest.approx(first.objective, rel=1e-12)
+    assert again.summary["objective"] == pytest.approx(first.summary["objective"], rel=1e-12)
     assert not m.violations(dag_of_parents(again.parent_sets))
 
 

@@ -8,10 +8,11 @@ import pytest
 
 from hybridbn.errors import HybridBNError
 from hybridbn.options import FLOAT, INT, SECONDS, Choice, OptionError, Param
-from pipeline.cli import build_parser
-from pipeline.config import CHOICES, OPTIONS, ConfigError, RunConfig
-from pipeline.grid import LIST_KEYS, parse_grid
-from pipeline.stages import restrict_params, score_params, solve_params
+from pipeline.apps.cli import build_parser
+from pipeline.core.config import RunConfig
+from pipeline.core.declarations import CHOICES, OPTIONS, ConfigError
+from pipeline.apps.grid import LIST_KEYS, parse_grid
+from pipeline.core.stages import restrict_params, score_params, solve_params
 
 
 @pytest.mark.parametrize("param, value, message", [

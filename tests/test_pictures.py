@@ -14,7 +14,7 @@ from graphs.layout import assign_layers, layered_layout
 from graphs.metrics import EDGE_CLASSES, edge_classes, shd
 from graphs.pdag import dag_to_cpdag, pdag_from_edges
 from graphs.random_graphs import random_dag
-from pipeline import pictures
+from pipeline.apps import pictures
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from constraints.restriction import Restriction
-from pipeline.cache import StageCache
-from pipeline.config import ConfigError, RunConfig
-from pipeline.stages import dataset_of, run_stages
+from pipeline.core.cache import StageCache
+from pipeline.core.config import RunConfig
+from pipeline.core.declarations import ConfigError
+from pipeline.core.stages import dataset_of, run_stages
 from scores.identification import pairwise_gains
 
 

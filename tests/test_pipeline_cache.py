@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.cache import (
+from pipeline.core.cache import (
     FINAL,
     LIMITED,
     Artifact,
@@ -137,7 +137,7 @@ def test_corrupt_artifact_is_recomputed_with_warning(tmp_path, caplog, damage):
         calls.append(1)
         return _compute()
 
-    with caplog.at_level(logging.WARNING, logger="pipeline.cache"):
+    with caplog.at_level(logging.WARNING, logger="pipeline.core.cache"):
         again = cache.get_or_compute("scores", "1", {"palim": 3}, {}, compute)
     assert calls == [1] and not again.cached
     assert any("corrupt" in r.getMessage() for r in caplog.records)

@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline import grid as grid_mod
-from pipeline import stages
-from pipeline.cache import StageCache
-from pipeline.cli import main
-from pipeline.executors import DaskExecutor, LocalExecutor
-from pipeline.grid import GridError, job_key, load_grid, parse_grid, run_grid
+from pipeline.apps import grid as grid_mod
+from pipeline.core import stages
+from pipeline.core.cache import StageCache
+from pipeline.apps.cli import main
+from pipeline.core.executors import DaskExecutor, LocalExecutor
+from pipeline.apps.grid import GridError, job_key, load_grid, parse_grid, run_grid
 
 SMALL = """
 name = "small"
@@ -263,7 +263,7 @@ def test_module_has_no_stale_columns():
 
 
 def test_documented_grid_file_has_every_key_and_the_list_keys_in_expansion_order():
-    """The grid file of pipeline.grid's docstring: jobs are numbered in the order of its list keys."""
+    """The grid file of pipeline.apps.grid's docstring: jobs are numbered in the order of its list keys."""
     import re
 
     example = grid_mod.__doc__.split("::")[1].split("\n\n")[1]
@@ -279,7 +279,7 @@ def _crash_on_three(x: int) -> int:
 
 
 def test_a_dying_worker_fails_its_job_only():
-    from pipeline.executors import WorkerDied
+    from pipeline.core.executors import WorkerDied
 
     executor = LocalExecutor(jobs=2)
     outcomes = {i: (result, exc) for i, result, exc in executor.map_unordered(_crash_on_three,

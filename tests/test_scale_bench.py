@@ -1,14 +1,10 @@
-"""bench/scale.py: the figures of a case read back from its stages, as the child process sends them."""
+"""bench.scale: the figures of a case read back from its stages, as the child process sends them."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parents[1] / "bench"))  # after the packages
-
-import scale  # noqa: E402
+from bench import scale
 
 
 def _stages(case: dict) -> dict:

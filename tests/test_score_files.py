@@ -80,7 +80,7 @@ def test_round_trip_write_scores_then_solve_the_file(cli, dirs, tmp_path):
 
 def test_api_write_scores_matches_the_stage_table(tmp_path):
     from scores.jkl import read_jkl
-    from pipeline.stages import table_of
+    from pipeline.core.stages import table_of
 
     result = hybridbn.learn("asia", rows=300, stage="scores", cache_dir=tmp_path / "cache")
     back = read_jkl(result.write_scores(tmp_path / "a.jkl"))

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.cache import StageCache
+from pipeline.core.cache import StageCache
 from scores.candidates import build_score_table
 from scores.table import ScoreTable, ScoreTableError
 

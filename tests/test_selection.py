@@ -15,10 +15,12 @@ from bayesnet.catalog import load_network
 from bayesnet.dataset import Dataset
 from bayesnet.fitting import fit_cpts, log_likelihood
 from bayesnet.sampling import forward_sample
-from pipeline.cache import StageCache
-from pipeline.config import ConfigError, RunConfig
-from pipeline.grid import parse_grid, run_grid
-from pipeline.selection import fold_of_rows, parse_candidates, parse_overrides
+from pipeline.core.cache import StageCache
+from pipeline.core.config import RunConfig
+from pipeline.core.declarations import ConfigError
+from pipeline.apps.grid import parse_grid, run_grid
+from pipeline.apps.selection import fold_of_rows
+from pipeline.core.overrides import parse_candidates, parse_overrides
 
 ASIA = {"rows": 400, "seed": 2}
 
@@ -149,9 +151,9 @@ def test_grid_key_select(cache_dir):
 
 def test_dask_selection_matches_serial(cache_dir, tmp_path):
     distributed = pytest.importorskip("distributed")
-    from pipeline.executors import DaskExecutor
-    from pipeline.selection import run_selection
-    from pipeline.stages import data_stage
+    from pipeline.core.executors import DaskExecutor
+    from pipeline.apps.selection import run_selection
+    from pipeline.core.stages import data_stage
 
     serial = hybridbn.learn("asia", **ASIA, select="palim=1; palim=2", folds=3, cache_dir=cache_dir, stage="solve")
     cfg = RunConfig(network="asia", **ASIA, select="palim=1; palim=2", folds=3).validated()

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import kernels
-from pipeline.cli import main
-from pipeline.config import RunConfig
+from pipeline.apps.cli import main
+from pipeline.core import kernels
+from pipeline.core.config import RunConfig
+from pipeline.core.stages import run_stages
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,43 +23,43 @@ def stamp_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     monkeypatch.setattr(kernels, "_checked", set())
     warmed = []
-    monkeypatch.setattr(kernels, "_warm_up", warmed.append)
-    monkeypatch.setattr(kernels, "_warm_up_threads", lambda cfg, n_jobs: warmed.append((cfg, n_jobs)))
+    monkeypatch.setattr(kernels, "_warm_up", lambda cfg, run_stages: warmed.append(cfg))
+    monkeypatch.setattr(kernels, "_warm_up_threads", lambda cfg, run_stages, n_jobs: warmed.append((cfg, n_jobs)))
     return tmp_path / "numba", warmed
 
 
 def test_kernels_compile_once_per_kind_of_run_with_one_line(stamp_dir, capsys, monkeypatch):
     folder, warmed = stamp_dir
     cfg = RunConfig(network="alarm")
-    kernels.ensure_compiled(cfg)
+    kernels.ensure_compiled(cfg, run_stages)
     err = capsys.readouterr().err
     assert "compiling the numba kernels" in err and "kernels compiled in" in err and warmed == [cfg]
     assert json.loads((folder / "hybridbn-kernels.json").read_text())["compiled"] == [kernels.kernel_set(cfg)]
-    kernels.ensure_compiled(cfg)  # same process
+    kernels.ensure_compiled(cfg, run_stages)  # same process
     monkeypatch.setattr(kernels, "_checked", set())
-    kernels.ensure_compiled(RunConfig(network="asia", alpha=0.01))  # a later process, same kernels
+    kernels.ensure_compiled(RunConfig(network="asia", alpha=0.01), run_stages)  # a later process, same kernels
     assert capsys.readouterr().err == "" and len(warmed) == 1
-    kernels.ensure_compiled(RunConfig(network="alarm", solver="ges"))  # other kernels
+    kernels.ensure_compiled(RunConfig(network="alarm", solver="ges"), run_stages)  # other kernels
     assert "compiling" in capsys.readouterr().err and len(warmed) == 2
     monkeypatch.setattr(kernels, "_checked", set())
     monkeypatch.setattr(kernels, "stamp_key", lambda: "another numba")
-    kernels.ensure_compiled(cfg)
+    kernels.ensure_compiled(cfg, run_stages)
     assert "compiling" in capsys.readouterr().err and len(warmed) == 3
 
 
 def test_threaded_kernels_are_compiled_once_for_runs_on_several_threads(stamp_dir, capsys, monkeypatch):
     folder, warmed = stamp_dir
     cfg = RunConfig(network="alarm")
-    kernels.ensure_compiled(cfg, n_jobs=2)  # a first run on two threads: both variants, one message
+    kernels.ensure_compiled(cfg, run_stages, n_jobs=2)  # a first run on two threads: both variants, one message
     assert capsys.readouterr().err.count("compiling the numba kernels") == 1 and warmed == [cfg, (cfg, 2)]
     stamp = json.loads((folder / "hybridbn-kernels.json").read_text())["compiled"]
     assert stamp == sorted([kernels.kernel_set(cfg), kernels.kernel_set(cfg, threaded=True)])
     monkeypatch.setattr(kernels, "_checked", set())
-    kernels.ensure_compiled(cfg)  # a later run on one thread
-    kernels.ensure_compiled(cfg, n_jobs=4)  # or on four
+    kernels.ensure_compiled(cfg, run_stages)  # a later run on one thread
+    kernels.ensure_compiled(cfg, run_stages, n_jobs=4)  # or on four
     assert capsys.readouterr().err == "" and len(warmed) == 2
     monkeypatch.setattr(kernels, "_checked", set())
-    kernels.ensure_compiled(RunConfig(network="alarm", method="pmms"))  # other kernels, one thread:
+    kernels.ensure_compiled(RunConfig(network="alarm", method="pmms"), run_stages)  # other kernels, one thread:
     assert warmed[2:] == [RunConfig(network="alarm", method="pmms")]  # no threaded warm-up
 
 
@@ -67,7 +68,7 @@ def test_cached_run_imports_neither_numba_nor_pyscipopt(tmp_path, capsys):
     argv = ["--network", "asia", "--rows", "300", *dirs]
     assert main(argv) == 0
     capsys.readouterr()
-    code = ("import sys; from pipeline.cli import main; status = main(%r); "
+    code = ("import sys; from pipeline.apps.cli import main; status = main(%r); "
             "print(status, *sorted(m for m in ('numba', 'pyscipopt', 'matplotlib', 'scipy') if m in sys.modules))"
             % argv)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -12,7 +12,7 @@ import pytest
 import hybridbn
 from ilp.options import ILPOptions
 from ilp.solve import solve_ilp
-from pipeline.config import ConfigError
+from pipeline.core.declarations import ConfigError
 from scores.candidates import build_score_table
 from scores.local import local_score, local_score_function
 from scores.structure_prior import StructurePriorError, family_log_prior, with_structure_prior

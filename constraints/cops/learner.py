@@ -42,6 +42,7 @@ from constraints.restriction import PairLog, Restriction
 from graphs.dsep import DSeparation
 from graphs.pdag import meek_closure
 from graphs.treedec import TreeDecomposition
+from hybridbn.checks import check_significance
 from hybridbn.errors import HybridBNError
 
 logger = logging.getLogger(__name__)
@@ -94,17 +95,12 @@ def independence_oracle(test: Callable, alpha: float = 0.05) -> IndepFn:
 
     ``test`` follows the ``constraints.citests`` interface (``CITest`` or ``DSeparationOracle``).
     """
-    _check_alpha(alpha)
+    check_significance(alpha, CopsInputError)
 
     def indep(x: int, y: int, cond: tuple[int, ...]) -> bool:
         return test(x, y, cond).p_value > alpha
 
     return indep
-
-
-def _check_alpha(alpha: float) -> None:
-    if not 0.0 < alpha < 1.0:
-        raise CopsInputError(f"alpha must lie in (0, 1), got {alpha}")
 
 
 def cops_and_robbers(
@@ -300,7 +296,7 @@ def learn_cops(
     """
     test = CITest(data, arities, statistic=statistic, df_adjust=df_adjust,
                   min_rows_per_df=min_rows_per_df)
-    _check_alpha(alpha)
+    check_significance(alpha, CopsInputError)
     indep = DataIndependence(test, alpha) if batched else independence_oracle(test.unmemoised, alpha)
     return cops_and_robbers(indep, test.n_vars, max_k=max_k, time_limit=time_limit, check_every=10)
 

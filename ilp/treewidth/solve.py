@@ -20,6 +20,7 @@ from pyscipopt import quicksum
 
 from graphs.moral import moral_graph
 from graphs.treewidth import dag_treewidth, width_at_most
+from hybridbn.progress import Callback, Record, Trajectory, check_callback
 from ilp.model import FamilyModel
 from ilp.options import ILPOptions
 from ilp.result import ILPResult
@@ -59,6 +60,30 @@ def _with_objective_bound(extend, upper_bound: float | None):
     return wrapped
 
 
+def _in_phase(progress: Callback | None, phase: str, offset: float, limit: float | None) -> Callback | None:
+    """``progress`` for one of the two solves: seconds since the call began, the call's time limit,
+    and the ``phase``; the relaxation's incumbents need not be bounded DAGs, so its records give
+    only its bound."""
+    if progress is None:
+        return None
+
+    def report(record: Record) -> None:
+        record = {**record, "elapsed": record["elapsed"] + offset, "limit": limit, "phase": phase}
+        if phase == "relaxation":
+            record.update(primal=None, gap=None)
+        progress(record)
+
+    return report
+
+
+def _joined(points: list) -> list:
+    """The points of both solves as one trajectory: incumbents never worse, bounds never weaker."""
+    joined = Trajectory(min_spacing=0.0, rel_spacing=0.0)
+    for point in points[:-1]:
+        joined.add(*point)
+    return joined.finish(*points[-1])
+
+
 def solve_bounded_treewidth(
     table: ScoreTable,
     k: int,
@@ -71,6 +96,7 @@ def solve_bounded_treewidth(
     time_limit: float | None = None,
     memory_limit: float | None = None,
     relaxation_first: bool = True,
+    progress: Callback | None = None,
 ) -> ILPResult:
     """Best DAG over the families of ``table`` whose moral graph has treewidth at most ``k``.
 
@@ -84,7 +110,10 @@ def solve_bounded_treewidth(
     ``relaxation_first`` the unbounded problem is solved first with half of any time limit;
     ``stats["relaxation_optimal"]`` says whether its optimum was the answer and
     ``stats["relaxation_bound"]`` is the bound it gave otherwise. ``stats["treewidth"]`` is the
-    exact treewidth of the result's moral graph. Raises :class:`TreewidthInputError` unless
+    exact treewidth of the result's moral graph. ``progress`` receives the records of both solves
+    (:func:`ilp.solve_ilp`) with their ``phase`` (``"relaxation"``, ``"bounded"``) and the time
+    since this call began; ``trajectory`` joins the relaxation's bounds and the bounded solve's
+    points. Raises :class:`TreewidthInputError` unless
     ``1 <= k <= n - 1`` and the formulation is known.
     """
     if not isinstance(table, ScoreTable):
@@ -94,11 +123,16 @@ def solve_bounded_treewidth(
     k = check_width(k, table.n_vars)
     if palim is None or (isinstance(palim, (int, np.integer)) and palim > k):
         palim = k
+    progress = check_callback(progress)
     problem = {"required_arcs": required_arcs, "forbidden_arcs": forbidden_arcs, "palim": palim}
     res, via_relaxation, bound = None, False, None
+    limit, offset, points = time_limit, 0.0, []
     if relaxation_first:
         first = solve_ilp(table, options, time_limit=None if time_limit is None else time_limit / 2,
-                          memory_limit=memory_limit, **problem)
+                          memory_limit=memory_limit, progress=_in_phase(progress, "relaxation", 0.0, limit),
+                          **problem)
+        offset = sum(first.times.values())
+        points = [(t, None, dual) for t, _, dual in first.trajectory]
         if first.status == "optimal" and _certified_within(first.dag, k):
             res, via_relaxation = first, True
             logger.info("the unbounded optimum has treewidth <= %d: it is the bounded optimum", k)
@@ -106,12 +140,17 @@ def solve_bounded_treewidth(
             if math.isfinite(first.dual_bound):
                 bound = first.dual_bound + 1e-9 * max(1.0, abs(first.dual_bound))
             if time_limit is not None:
-                time_limit = max(time_limit - sum(first.times.values()), time_limit / 4)
+                time_limit = max(time_limit - offset, time_limit / 4)
     if res is None:
         model = FORMULATIONS[formulation](k, options.warm_start, options.sinks_freq)
         bounded = replace(options, sepa_freq=BOUNDED_SEPA_FREQ, sinks_freq=-1, warm_start=False)
         res = solve_ilp(table, bounded, time_limit=time_limit, memory_limit=memory_limit,
-                        extend=_with_objective_bound(model, bound), **problem)
+                        extend=_with_objective_bound(model, bound),
+                        progress=_in_phase(progress, "bounded", offset, limit), **problem)
+        points += [(t + offset, primal, dual) for t, primal, dual in res.trajectory]
+    else:
+        points[-1] = res.trajectory[-1]
+    res.trajectory = _joined(points)
     width = dag_treewidth(res.dag).width
     if width > k:  # pragma: no cover - guarded by the treewidth model
         raise ILPSolveError(f"the learned DAG has treewidth {width} > k={k}")

@@ -1,0 +1,473 @@
+"""Experiment grids: a TOML file of parameter lists, expanded into independent, cached jobs.
+
+Grid file (every key optional except ``networks``; a scalar means a one-element list)::
+
+    name = "alpha-sweep"          # results go to <output-dir>/grid-<name>/ (default: file stem)
+    networks = ["asia", "alarm"]  # benchmark names, or BIF files (relative to the grid file)
+    rows = [1000, 5000]           # sample sizes
+    seeds = [0]
+    methods = ["pc"]              # none | pc | pmms | mmpc | cops | candidates
+    tests = ["g2"]                # g2 | x2
+    alphas = [0.01, 0.05]
+    max_orders = [1]              # CI orders; "none" = unbounded
+    candidates = [16]             # with methods = ["candidates"]: candidate parents per child
+    scores = ["bdeu"]
+    structure_priors = ["none"]   # expected parents per node of the arc prior; "none" = uniform
+    ess = [1.0]
+    palims = [3]                  # "none" = no parent limit
+    solvers = ["ilp"]             # ilp | kg | kastar | ges | sges
+    treewidths = ["none"]         # treewidth bound (needed by kg, kastar; optional for ilp)
+    within_bags = [false]         # ilp inside the cops tree decomposition (methods = ["cops"])
+    sges_bounds = ["parents:3"]   # SGES property bounds
+    time_limit = 600              # seconds per solve (omit: none)
+    memory_limit = 6000           # megabytes SCIP may hold per ILP solve (omit: none)
+    cops_time_limit = 600         # seconds per cops-and-robbers restriction (omit: none)
+    budget = 900                  # seconds per job for restriction + scoring + solving (omit: none)
+    required = "required.csv"     # expert knowledge for every job (CSV files relative to the grid file;
+    forbidden = "forbidden.csv"   #   see pipeline.core.knowledge); cached by content
+    tiers = "tiers.csv"
+    baseline = true               # also solve without restriction: F1 vs G_score (Su 2023, 6.1)
+    score_groups = 1              # on Dask: score each job's children as this many tasks
+    bootstrap = 50                # also learn 50 networks from resamples: averaged network's SHD, F1
+    threshold = 0.5               #   at this strength threshold (omit: estimated, as bnlearn)
+    select = "method=none; score=qnml"  # learn with the candidate of best held-out log-likelihood
+    folds = 5                     #   over this many folds (columns selected, cv_log_likelihood)
+
+Jobs are the cartesian product in the order of the keys above (so job ids are deterministic);
+parameters a job does not use (alpha/test/order when ``method`` is ``"none"`` or ``"candidates"``,
+ESS for non-BDeu scores, the SGES bound for other solvers, the candidate count for other methods)
+are normalised and the duplicates dropped. A job is a pure function of its parameters: its stages
+go through the shared stage cache, and its results row is cached as a ``job`` artifact, so a
+finished job is never recomputed and an interrupted grid resumes where it stopped.
+A failing job is recorded with its error and the grid goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import logging
+import re
+import time
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+from tqdm import tqdm
+
+from bayesnet.catalog import UnknownNetworkError, check_network, is_network_file
+from hybridbn.errors import HybridBNError
+from hybridbn.options import FILE, Choice, Param
+from pipeline.apps.bootstrap import run_bootstrap
+from pipeline.apps.selection import select_config
+from pipeline.core.atomic import replace_file, write_error
+from pipeline.core.cache import Artifact, StageCache, stage_key
+from pipeline.core.config import RunConfig
+from pipeline.core.declarations import CHOICES, OPTIONS, PARAM_COLUMNS
+from pipeline.core.executors import DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
+from pipeline.core.knowledge import knowledge_of
+from pipeline.core.preflight import check_writable_folder
+from pipeline.core.stages import VERSIONS, compare, dag_of, run_stages
+
+logger = logging.getLogger(__name__)
+
+JOB_VERSION = "2"
+
+_GRID_OPTIONS = [o for o in OPTIONS if o.grid is not None]
+#: grid key -> RunConfig field, in expansion order (the declarations' order,
+#: :data:`pipeline.core.declarations.OPTIONS`)
+LIST_KEYS = {o.grid: o.name for o in _GRID_OPTIONS if isinstance(o, Choice) or o.axis}
+KNOWLEDGE_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and o.kind == FILE)
+"""Grid keys naming an expert-knowledge file (relative to the grid file) for every job."""
+RUN_SCALAR_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and not o.axis
+                        and o.grid not in KNOWLEDGE_KEYS)
+"""Grid keys that set one :class:`RunConfig` field of the same name for every job."""
+SCALAR_KEYS = {"name", "baseline", "score_groups", *RUN_SCALAR_KEYS, *KNOWLEDGE_KEYS}
+NONE_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and o.none)
+"""List keys whose values may be "none" (no bound)."""
+
+RESULT_COLUMNS = [
+    "job", *PARAM_COLUMNS, "status", "error",
+    "t_data", "t_restrict", "t_score", "t_solve", "t_hybrid", "t_unrestricted", "reduction",
+    "n_tests", "n_allowed", "n_pairs", "n_candidates", "objective", "dual_bound", "gap",
+    "shd", "precision", "recall", "f1", "added", "missing", "reversed",
+    "f1_vs_unrestricted", "shd_vs_unrestricted", "n_candidates_unrestricted", "status_unrestricted",
+    "gap_unrestricted", "key",
+]
+
+
+class GridError(HybridBNError, ValueError):
+    """An invalid grid file (unknown key, bad value); the message names the key."""
+
+
+@dataclass(frozen=True)
+class Grid:
+    name: str
+    configs: tuple[RunConfig, ...]
+    baseline: bool = True
+    score_groups: int = 1
+
+
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+
+
+def _as_list(key: str, value: Any) -> list[Any]:
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        raise GridError(f"grid key {key!r} is an empty list")
+    return [None if isinstance(v, str) and v.lower() == "none" and key in NONE_KEYS
+            else v for v in values]
+
+
+def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Grid:
+    """A :class:`Grid` from TOML text; unknown keys and invalid values raise :class:`GridError`.
+
+    Networks given as BIF files are taken relative to ``base_dir`` (the grid file's folder) and
+    stored as absolute paths, so the jobs do not depend on the working directory.
+    """
+    try:
+        spec = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GridError(f"grid file is not valid TOML: {exc}") from None
+    unknown = sorted(set(spec) - set(LIST_KEYS) - SCALAR_KEYS)
+    if unknown:
+        known = ", ".join(list(LIST_KEYS) + sorted(SCALAR_KEYS))
+        raise GridError(f"unknown grid key {unknown[0]!r} (known keys: {known})")
+    if "networks" not in spec:
+        raise GridError("grid file must name at least one network: networks = [\"asia\", ...]")
+    networks = [str(Path(base_dir, net).resolve()) if isinstance(net, str) and is_network_file(net) else net
+                for net in _as_list("networks", spec["networks"])]
+    for net in networks:
+        try:
+            check_network(net)
+        except UnknownNetworkError as exc:
+            raise GridError(f"in grid key 'networks': {exc}") from None
+    spec["networks"] = networks
+    defaults = RunConfig()
+    axes = [
+        (field, _as_list(key, spec[key]) if key in spec else [getattr(defaults, field)])
+        for key, field in LIST_KEYS.items()
+    ]
+    knowledge = {key: str(Path(base_dir, spec[key]).resolve()) if isinstance(spec[key], str) else spec[key]
+                 for key in KNOWLEDGE_KEYS if key in spec}
+    base = RunConfig(**{key: spec[key] for key in RUN_SCALAR_KEYS if key in spec}, **knowledge)
+    configs: list[RunConfig] = []
+    seen: set[RunConfig] = set()
+    for combo in itertools.product(*(values for _, values in axes)):
+        try:
+            cfg = _scalars_where_they_apply(replace(base, **{field: value for (field, _), value in zip(axes, combo)}))
+            cfg = cfg.validated()
+        except ValueError as exc:
+            raise GridError(f"grid value rejected: {exc}") from None
+        cfg = _normalise(cfg)
+        if cfg not in seen:
+            seen.add(cfg)
+            configs.append(cfg)
+    baseline = spec.get("baseline", True)
+    if not isinstance(baseline, bool):
+        raise GridError(f"grid key 'baseline' must be true or false, got {baseline!r}")
+    groups = spec.get("score_groups", 1)
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise GridError(f"grid key 'score_groups' must be a positive integer, got {groups!r}")
+    grid_name = spec.get("name", re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "grid")
+    if not isinstance(grid_name, str) or not _NAME.fullmatch(grid_name):
+        raise GridError(f"grid key 'name' must be letters, digits, '.', '_' or '-' (it names the results "
+                        f"folder grid-<name>), got {grid_name!r}")
+    return Grid(name=grid_name, configs=tuple(configs), baseline=baseline, score_groups=groups)
+
+
+def load_grid(path: str | Path) -> Grid:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"grid file not found: {path}")
+    return parse_grid(path.read_text(), name=path.stem, base_dir=path.parent)
+
+
+def _inapplicable(cfg: RunConfig) -> list[str]:
+    """The options a validated run does not use: the parameters of the methods it did not select,
+    and a choice without a stage of its own (the CI test) that no selected method uses."""
+    selected = cfg.methods()
+    used = {use.name for method in selected.values() for use in method.uses}
+    out = [c.name for c in CHOICES.values() if c.stage is None and c.name not in used]
+    for name, choice in CHOICES.items():
+        out += [p.name for p in choice.method_params if p not in selected[name].params]
+    return out
+
+
+def _scalars_where_they_apply(cfg: RunConfig) -> RunConfig:
+    """A scalar grid key sets every job: a strict method parameter among them (e.g. the cops'
+    time limit) is reset in the jobs of the methods it does not apply to."""
+    reset = {}
+    for name, choice in CHOICES.items():
+        method = choice.by_name.get(str(getattr(cfg, name)).lower())
+        for param in choice.method_params:
+            if method is not None and param.strict and not param.axis and param not in method.params:
+                reset[param.name] = param.default
+    return replace(cfg, **reset)
+
+
+def _normalise(cfg: RunConfig) -> RunConfig:
+    """Reset parameters the run does not use, so equivalent jobs coincide."""
+    defaults = RunConfig()
+    return replace(cfg, **{name: getattr(defaults, name) for name in _inapplicable(cfg)})
+
+
+def job_key(cfg: RunConfig, baseline: bool) -> str:
+    config = cfg.as_dict()
+    for key in KNOWLEDGE_KEYS:  # files are keyed by content; no key change without knowledge (grid key = field)
+        config.pop(key)
+    if cfg.has_knowledge:
+        config["knowledge"] = knowledge_of(cfg).digest()
+    return stage_key("job", JOB_VERSION, {"config": config, "baseline": baseline}, VERSIONS)
+
+
+# ----------------------------------------------------------------------------------- one job
+
+def _param_columns(cfg: RunConfig) -> dict[str, Any]:
+    """The run parameters of a results row; those the run does not use are empty."""
+    params = cfg.as_dict()
+    row = {k: params[k] for k in PARAM_COLUMNS}
+    row.update((name, None) for name in _inapplicable(cfg) if name in row)
+    return row
+
+
+def job_row(arts: dict[str, Artifact], base: dict[str, Artifact] | None) -> dict[str, Any]:
+    """The results row of a finished job (metrics of its stages and of the unrestricted baseline)."""
+    rest, res = arts["restrict"].meta, arts["solve"].meta["result"]
+    ev = arts["evaluate"].meta
+    row = {
+        "status": res.get("status"),
+        "t_data": arts["data"].seconds,
+        "t_restrict": arts["restrict"].seconds,
+        "t_score": _seconds(arts, "scores"),
+        "t_solve": arts["solve"].seconds,
+        "n_tests": rest.get("n_tests", 0),
+        "n_allowed": rest.get("n_allowed"),
+        "n_pairs": rest.get("n_pairs"),
+        "n_candidates": _candidates(arts),
+        "objective": res.get("objective"),
+        "dual_bound": res.get("dual_bound"),
+        "gap": res.get("gap"),
+        **{k: ev.get(k) for k in ("shd", "precision", "recall", "f1", "added", "missing", "reversed")},
+    }
+    row["t_hybrid"] = row["t_restrict"] + row["t_score"] + row["t_solve"]
+    if base is not None:
+        vs = compare(dag_of(arts["solve"]), dag_of(base["solve"]))
+        t_base = _seconds(base, "scores") + base["solve"].seconds
+        row.update(
+            t_unrestricted=t_base,
+            reduction=(1.0 - row["t_hybrid"] / t_base) if t_base > 0 else None,
+            f1_vs_unrestricted=vs["f1"],
+            shd_vs_unrestricted=vs["shd"],
+            n_candidates_unrestricted=_candidates(base),
+            status_unrestricted=base["solve"].meta["result"].get("status"),
+            gap_unrestricted=base["solve"].meta["result"].get("gap"),
+        )
+    return row
+
+
+def _seconds(arts: dict[str, Artifact], stage: str) -> float:
+    """Time of a stage, 0 when the solver skipped it (GES/SGES score inside the solve stage)."""
+    return arts[stage].seconds if stage in arts else 0.0
+
+
+def _candidates(arts: dict[str, Artifact]) -> int | None:
+    return arts["scores"].meta["n_candidates"] if "scores" in arts else None
+
+
+def error_text(exc: BaseException, limit: int = 300) -> str:
+    """An exception as one line for the results table (type, message with whitespace collapsed)."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _in_dask_worker() -> bool:
+    try:
+        from distributed import get_worker  # deferred: dask is optional
+
+        get_worker()
+    except (ImportError, ValueError):
+        return False
+    return True
+
+
+def run_job(
+    cfg: RunConfig, cache_root: str, cache_enabled: bool, baseline: bool, score_groups: int = 1
+) -> dict[str, Any]:
+    """Run one grid job (all stages, plus the unrestricted baseline) and return its results row.
+
+    Never raises for a failing job: the row then has ``status = "error"`` and the message.
+    The row of a successful job is cached, so a re-run of the grid skips it. On a Dask worker
+    with ``score_groups > 1`` the score stage is spread over the cluster as that many tasks.
+    """
+    cache = StageCache(cache_root, enabled=cache_enabled)
+    key = job_key(cfg, baseline)
+    hit = cache.load("job", key)
+    if hit is not None:
+        return {**hit.frames["row"].iloc[0].to_dict(), "cached": True}
+    row: dict[str, Any] = {**_param_columns(cfg), "key": key}
+    start = time.perf_counter()
+    try:
+        with contextlib.ExitStack() as stack:
+            split: dict[str, Any] = {}
+            if score_groups > 1 and _in_dask_worker():
+                from distributed import worker_client  # deferred: dask is optional
+
+                client = stack.enter_context(worker_client())
+                split = {"score_executor": DaskExecutor(client), "score_groups": score_groups}
+            chosen, selection = select_config(cfg, cache)
+            arts = run_stages(cache, chosen, **split)
+            base = run_stages(cache, chosen.unrestricted(), upto="solve", **split) if baseline else None
+        row.update(job_row(arts, base), **({} if selection is None else selection.columns()))
+        if cfg.bootstrap is not None:
+            row.update(run_bootstrap(chosen, cache, arts["data"]).columns())
+    except Exception as exc:  # recorded, the grid goes on
+        logger.debug("job failed", exc_info=True)
+        row.update(status="error", error=error_text(exc))
+        return {**row, "cached": False}
+    frame = pd.DataFrame([row])
+    cache.store(Artifact("job", key, {"row": frame}, {}, time.perf_counter() - start),
+                {"config": cfg.as_dict(), "baseline": baseline}, {}, JOB_VERSION)
+    return {**row, "cached": False}
+
+
+# ---------------------------------------------------------------------------------- the grid
+
+def run_grid(
+    grid: Grid,
+    cache: StageCache,
+    executor=None,
+    progress: bool = False,
+    indices: Sequence[int] | None = None,
+    collect_only: bool = False,
+) -> pd.DataFrame:
+    """Run the jobs of ``grid`` (all, or those in ``indices``) and return the results table.
+
+    Finished jobs found in the cache are read, not re-run; with ``collect_only`` the others are
+    not run either but listed with status ``missing``. On Ctrl-C the executor is shut down and
+    ``KeyboardInterrupt`` propagates; every artifact written so far stays valid.
+    """
+    executor = executor or LocalExecutor(1)
+    selected = list(range(len(grid.configs))) if indices is None else list(indices)
+    rows: dict[int, dict[str, Any]] = {}
+    todo = []
+    for i in selected:
+        hit = cache.load("job", job_key(grid.configs[i], grid.baseline))
+        if hit is not None:
+            rows[i] = {**hit.frames["row"].iloc[0].to_dict(), "cached": True}
+        else:
+            todo.append(i)
+    logger.info("grid %s: %d jobs, %d cached, %d to run", grid.name, len(selected), len(rows), len(todo))
+    if collect_only:
+        rows.update({i: {**_param_columns(grid.configs[i]), "status": "missing", "cached": False} for i in todo})
+        todo = []
+    root = str(cache.root.resolve())  # workers on other nodes may start in another directory
+    args = [(grid.configs[i], root, cache.enabled, grid.baseline, grid.score_groups) for i in todo]
+    bar = tqdm(total=len(todo), desc=f"grid {grid.name}", disable=not progress, unit="job")
+    try:
+        for pos, result, exc in executor.map_unordered(run_job, args):
+            i = todo[pos]
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C reached a worker: stop the grid
+                raise exc
+            if exc is not None:  # the worker itself died (e.g. out of memory)
+                result = {**_param_columns(grid.configs[i]), "status": "error",
+                          "error": error_text(exc), "cached": False}
+            rows[i] = result
+            if result.get("status") == "error":
+                logger.warning("job %d failed: %s", i, result.get("error"))
+            bar.update()
+    except KeyboardInterrupt:
+        executor.close(cancel=True)
+        raise
+    finally:
+        bar.close()
+    executor.close()
+    return results_frame(rows)
+
+
+def results_frame(rows: dict[int, dict[str, Any]]) -> pd.DataFrame:
+    """Rows by job index as a table with the standard columns first."""
+    records = [{**row, "job": i} for i, row in sorted(rows.items())]
+    frame = pd.DataFrame(records)
+    extra = [c for c in frame.columns if c not in RESULT_COLUMNS]
+    return frame.reindex(columns=RESULT_COLUMNS + extra)
+
+
+def write_results(frame: pd.DataFrame, folder: Path) -> Path:
+    """Write ``results.parquet`` and ``results.csv`` into ``folder``, each atomically (a failed
+    write leaves the previous table intact); returns the parquet path."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(exc, folder) from None
+    replace_file(folder / "results.parquet", lambda p: frame.to_parquet(p, index=False))
+    replace_file(folder / "results.csv", lambda p: frame.to_csv(p, index=False))
+    return folder / "results.parquet"
+
+
+# ---------------------------------------------------------------------------------------- CLI
+
+def add_grid_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("grid_file", metavar="FILE", help="grid file (TOML), see docs/hpc.md")
+    sel = parser.add_argument_group("job selection")
+    sel.add_argument("--task", type=int, metavar="I", help="run only job I (0-based; for Slurm job arrays)")
+    sel.add_argument("--list-tasks", action="store_true", help="print the number of jobs and their ids")
+    sel.add_argument("--collect", action="store_true",
+                     help="run nothing: write the results table of the jobs already in the cache")
+    eng = parser.add_argument_group("execution engine (default: local process pool of --jobs workers)")
+    eng.add_argument("--scheduler", metavar="ADDRESS", help="run on a Dask scheduler, e.g. tcp://host:8786")
+    eng.add_argument("--cluster", choices=("slurm", "pbs"), help="start a Dask cluster via dask-jobqueue")
+    eng.add_argument("--workers", type=int, default=4, help="--cluster: batch jobs (Dask workers) (default 4)")
+    eng.add_argument("--cluster-cores", type=int, default=1, help="--cluster: cores per batch job (default 1)")
+    eng.add_argument("--cluster-memory", default="4GB", help="--cluster: memory per batch job (default 4GB)")
+    eng.add_argument("--walltime", default="01:00:00", help="--cluster: walltime per batch job")
+    eng.add_argument("--queue", help="--cluster: partition/queue")
+    eng.add_argument("--account", help="--cluster: account to charge")
+
+
+def describe_job(i: int, cfg: RunConfig) -> str:
+    p = _param_columns(cfg)
+    parts = [f"{k}={v}" for k, v in p.items() if v is not None and k not in ("time_limit", "cops_time_limit")]
+    return f"{i:>4}  " + " ".join(parts)
+
+
+def _executor(args: argparse.Namespace):
+    if args.scheduler:
+        return connect_scheduler(args.scheduler)
+    if args.cluster:
+        return start_cluster(args.cluster, args.workers, args.cluster_cores, args.cluster_memory,
+                             args.walltime, args.queue, args.account)
+    return LocalExecutor(args.jobs)
+
+
+def command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) -> int:
+    """``run.py grid FILE``: run (or list, or run one task of) a grid; writes the results table."""
+    grid = load_grid(args.grid_file)
+    n = len(grid.configs)
+    if args.list_tasks:
+        print(f"{n} jobs in grid {grid.name} (use --task I with I in 0..{n - 1})")
+        for i, cfg in enumerate(grid.configs):
+            print(describe_job(i, cfg))
+        return 0
+    if args.task is not None:
+        if not 0 <= args.task < n:
+            raise GridError(f"--task must be in 0..{n - 1} for this grid, got {args.task}")
+        frame = run_grid(grid, cache, LocalExecutor(1), progress, indices=[args.task])
+        row = frame.iloc[0]
+        print(describe_job(args.task, grid.configs[args.task]))
+        print(f"status {row['status']}" + (f": {row['error']}" if row.get("status") == "error" else ""))
+        return 1 if row["status"] == "error" else 0
+    folder = Path(args.output_dir) / f"grid-{grid.name}"
+    check_writable_folder("--output-dir", folder)
+    executor = LocalExecutor(1) if args.collect else _executor(args)
+    frame = run_grid(grid, cache, executor, progress, collect_only=args.collect)
+    path = write_results(frame, folder)
+    failed = int((frame["status"] == "error").sum())
+    missing = int((frame["status"] == "missing").sum())
+    cached = int(frame["cached"].sum())
+    print(f"{n} jobs ({cached} from cache, {failed} failed, {missing} not run); "
+          f"results in {path} and results.csv")
+    return 1 if failed or missing else 0

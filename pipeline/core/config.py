@@ -1,0 +1,169 @@
+"""Run configuration of the hybrid pipeline: one run's options, and their validation.
+
+One :class:`RunConfig` describes a single hybrid run (data -> restrict -> scores -> solve ->
+evaluate); the CLI builds one from its options and an experiment grid builds one per job.
+Its fields are the declarations of :data:`pipeline.core.declarations.GROUPS`
+(:mod:`hybridbn.options`).  The defaults are those of ``python run.py --network alarm``: 5000
+rows sampled with seed 0, PC restriction with the G2 test at alpha 0.05 and maximum
+conditioning order 1, BDeu with equivalent sample size 1 and at most 3 parents, solved exactly
+by the ILP.
+
+Validation checks each option against its declaration, then the rules between options: what a
+selected method needs (``kg`` needs ``treewidth``), strict options given to a method they do
+not apply to (``cops_time_limit`` without ``cops``), options that require another choice
+(``within_bags`` needs ``cops``), and the run-wide rules below (sources, score files, budget,
+knowledge files, bootstrap, selection).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from hybridbn.options import Choice, Method, OptionError
+from pipeline.core.declarations import (CHOICES, KNOWLEDGE, OPTIONS, PARAMS, SCORE_FILE_SUFFIXES, SOURCE_OPTIONS,
+                                        TABLE_SOLVERS, ConfigError)
+from pipeline.core.knowledge import check_solver, knowledge_of
+from pipeline.core.overrides import candidate_label, parse_candidates
+
+_Fields = make_dataclass("_Fields", [(o.name, Any, field(default=o.default)) for o in OPTIONS], frozen=True)
+
+
+@dataclass(frozen=True)
+class RunConfig(_Fields):
+    """Parameters of one hybrid run: one field per declaration of :data:`OPTIONS` (see the module
+    docstring for the defaults)."""
+
+    def validated(self) -> "RunConfig":
+        """Return a normalised copy (floats as float, lower-case names) or raise ConfigError."""
+        if sum(getattr(self, p.name) is not None for p in SOURCE_OPTIONS) != 1:
+            *others, last = (f"{p.flag} {p.metavar}" for p in SOURCE_OPTIONS)
+            raise ConfigError(f"give exactly one of {', '.join(others)} or {last}")
+        try:
+            values = {c.name: _choice(c, getattr(self, c.name)) for c in CHOICES.values()}
+            values.update({p.name: p.validated(getattr(self, p.name)) for p in PARAMS.values()})
+        except OptionError as exc:
+            raise ConfigError(str(exc)) from None
+        cfg = replace(self, **values)
+        cfg._check_applicable()
+        cfg._check_run_options()
+        cfg._check_knowledge()
+        cfg._check_bootstrap()
+        cfg._check_selection()
+        return cfg
+
+    def methods(self) -> dict[str, Method]:
+        """The selected :class:`~hybridbn.options.Method` of each choice."""
+        return {name: choice[getattr(self, name)] for name, choice in CHOICES.items()}
+
+    def _check_applicable(self) -> None:
+        """The method parameters against the selected methods: what a method needs, strict options
+        given to a method they do not apply to, other choices an option requires, checks of text values."""
+        for name, choice in CHOICES.items():
+            method = choice[getattr(self, name)]
+            for param in method.needs:
+                if getattr(self, param.name) is None:
+                    raise ConfigError(f"{choice.flag} {method.name} needs {param.noun}: add {param.flag} {param.metavar}")
+            for param in choice.method_params:
+                value = getattr(self, param.name)
+                if value == param.default:
+                    continue
+                if param not in method.params:
+                    if param.strict:
+                        raise ConfigError(f"{param.flag} applies to {choice.flag} {', '.join(choice.users(param))} only")
+                    continue
+                if any(getattr(self, other) != want for other, want in param.requires.items()):
+                    wanted = {**param.requires, name: method.name}
+                    raise ConfigError(f"{param.flag} needs " + " and ".join(f"--{o} {v}" for o, v in wanted.items()))
+                if param.check is not None:
+                    try:
+                        param.check(value)
+                    except ValueError as exc:
+                        raise ConfigError(f"{param.flag}: {exc}") from None
+        if self.within_bags and self.treewidth is not None:
+            raise ConfigError("give either --within-bags or --treewidth, not both")
+
+    def _check_bootstrap(self) -> None:
+        """``--bootstrap B`` needs data, ``--threshold`` needs ``--bootstrap``."""
+        if self.bootstrap is not None and self.scores is not None:
+            raise ConfigError("--bootstrap resamples the data, and --scores FILE.jkl has none: "
+                              "give --network or --data")
+        if self.threshold is not None and self.bootstrap is None:
+            raise ConfigError("--threshold applies to the averaged network of --bootstrap B")
+
+    def _check_selection(self) -> None:
+        """``--select`` needs data and candidates that are valid runs; ``--folds`` needs ``--select``."""
+        if self.select is None:
+            if self.folds != PARAMS["folds"].default:
+                raise ConfigError("--folds applies to the cross-validation of --select")
+            return
+        if self.scores is not None:
+            raise ConfigError("--select cross-validates on the data, and --scores FILE.jkl has none: "
+                              "give --network or --data")
+        if self.network is not None and self.folds > self.rows:
+            raise ConfigError(f"--folds {self.folds} exceeds --rows {self.rows}")
+        candidate_configs(self)
+
+    def _check_run_options(self) -> None:
+        """The options of issue 20: score files, the whole-run budget."""
+        if self.scores is not None:
+            if not str(self.scores).lower().endswith(SCORE_FILE_SUFFIXES):
+                raise ConfigError(f"--scores must name a .jkl or .jkl.gz file, got {self.scores!r}")
+            if self.solver not in TABLE_SOLVERS:
+                raise ConfigError(f"--scores needs a solver that reads a score table "
+                                  f"({', '.join(TABLE_SOLVERS)}), not --solver {self.solver}")
+            if self.within_bags:
+                raise ConfigError("--within-bags needs the cops restriction, which a score file does not have")
+            if self.structure_prior is not None:
+                raise ConfigError("--structure-prior applies to scores computed from data; the scores of a .jkl "
+                                  "file are solved as they are")
+        if self.budget is not None and self.solver not in TABLE_SOLVERS:
+            raise ConfigError(f"--budget needs a solver with a time limit ({', '.join(TABLE_SOLVERS)}), "
+                              f"not --solver {self.solver}")
+
+    def _check_knowledge(self) -> None:
+        """Read the knowledge files now: a malformed or contradictory one fails before any work."""
+        if self.has_knowledge:
+            check_solver(knowledge_of(self), self.solver, self.treewidth)
+
+    @property
+    def has_knowledge(self) -> bool:
+        return any(getattr(self, p.name) is not None for p in KNOWLEDGE)
+
+    def unrestricted(self) -> "RunConfig":
+        """The same run without restriction (the score-only optimum G_score of the thesis)."""
+        return replace(self, method="none", within_bags=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def source_name(self) -> str:
+        """Short label of the data source (network name, or network or data file stem)."""
+        source = next(x for x in (*(getattr(self, p.name) for p in SOURCE_OPTIONS), "data") if x is not None)
+        name = Path(str(source)).name
+        return name.lstrip(".").split(".")[0] or "data"
+
+
+def candidate_configs(cfg: RunConfig) -> list[tuple[str, RunConfig]]:
+    """The label and validated configuration of each candidate of ``cfg.select``: the run's own
+    options with the candidate's overrides (:mod:`pipeline.core.overrides`), without the selection."""
+    try:
+        candidates = parse_candidates(cfg.select)
+    except ConfigError as exc:
+        raise ConfigError(f"--select: {exc}") from None
+    configs = []
+    for overrides in candidates:
+        label = candidate_label(overrides)
+        try:
+            configs.append((label, replace(cfg, select=None, folds=PARAMS["folds"].default, **overrides).validated()))
+        except ConfigError as exc:
+            raise ConfigError(f"--select candidate {label!r}: {exc}") from None
+    return configs
+
+
+def _choice(choice: Choice, value: Any) -> str:
+    if not isinstance(value, str) or value.lower() not in choice.names:
+        raise ConfigError(f"{choice.flag} must be one of {', '.join(choice.names)}; got {value!r}")
+    return value.lower()
