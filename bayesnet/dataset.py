@@ -255,8 +255,9 @@ def select_columns(frame: pd.DataFrame, drop=(), keep=()) -> pd.DataFrame:
     for option, given in (("drop", drop), ("keep", keep)):
         unknown = [name for name in given if name not in names]
         if unknown:
-            raise DataError(f"--{option} {unknown[0]!r} ({option}=[...] in Python) is not a column of the data; "
-                            f"columns are {', '.join(map(repr, names[:20]))}{' ...' if len(names) > 20 else ''}")
+            shown = ", ".join(map(repr, names[:20])) + (" ..." if len(names) > 20 else "")
+            raise DataError(f"--{option} {unknown[0]!r} ({option}=[{unknown[0]!r}] in Python) is not a column of "
+                            f"the data; columns are {shown}")
     frame = frame.loc[:, [name not in set(drop) for name in names]]
     for name, column in frame.items():
         _check_variable(str(name), column, str(name) in set(keep))
@@ -275,7 +276,7 @@ def _check_variable(name: str, column: pd.Series, kept: bool) -> None:
     if kept:
         return
     rows, states = len(column), int(column.nunique(dropna=True))
-    keep = f"or keep it on purpose with --keep {name!r} (keep=[{name!r}])"
+    keep = f"or keep it on purpose with --keep {name!r} (keep=[{name!r}] in Python)"
     if states == rows and rows >= MAX_STATES_ANYWAY:
         raise DataError(f"column {name!r} has a different value in each of its {rows} rows: an identifier is no "
                         f"variable; {drop}, {keep}")
@@ -303,15 +304,31 @@ def data_columns(path: str | Path) -> list[str]:
     path = Path(path)
     fmt = _format(path)
     try:
-        if fmt == "csv":
-            return [str(c) for c in pd.read_csv(path, nrows=0, dtype=str).columns]
-        import pyarrow.ipc
-        import pyarrow.parquet
+        if fmt == "csv":  # as written (read_csv would call an empty name "Unnamed: 0"), as read_frame has it
+            header = _csv_header(path)
+        else:
+            import pyarrow.ipc
+            import pyarrow.parquet
 
-        schema = pyarrow.parquet.read_schema(path) if fmt == "parquet" else pyarrow.ipc.open_file(path).schema
-        return [str(c) for c in schema.names]
+            schema = pyarrow.parquet.read_schema(path) if fmt == "parquet" else pyarrow.ipc.open_file(path).schema
+            header = [str(c) for c in schema.names]
     except READ_ERRORS as exc:
         raise _read_error(path, fmt, exc) from None
+    return _check_separator(path, header) if fmt == "csv" else header
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The first line of a CSV file as written: no empty name replaced, no duplicate renamed."""
+    return [str(c) for c in pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False).iloc[0]]
+
+
+def _check_separator(path: Path, header: list[str]) -> list[str]:
+    """``header``, unless it is a single name that holds another separator than the comma."""
+    sep = next((c for c in ";\t|" if c in header[0]), None) if len(header) == 1 else None
+    if sep is not None:
+        raise DataError(f"{path}: one column named {header[0]!r}: the file seems separated by {sep!r}, but CSV "
+                        "files must be separated by commas")
+    return header
 
 
 def read_frame(path: str | Path) -> pd.DataFrame:
@@ -324,19 +341,15 @@ def read_frame(path: str | Path) -> pd.DataFrame:
         if fmt == "csv":
             frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
             # read_csv renames duplicate headers ("a", "a.1"); restore them so they are reported
-            header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
-            frame.columns = header.iloc[0].tolist()
+            frame.columns = _csv_header(path)
         elif fmt == "parquet":
             frame = pd.read_parquet(path)
         else:
             frame = pd.read_feather(path)
     except READ_ERRORS as exc:
         raise _read_error(path, fmt, exc) from exc
-    if fmt == "csv" and frame.shape[1] == 1:
-        sep = next((c for c in ";\t|" if c in str(frame.columns[0])), None)
-        if sep is not None:
-            raise DataError(f"{path}: one column named {frame.columns[0]!r}: the file seems separated by "
-                            f"{sep!r}, but CSV files must be separated by commas")
+    if fmt == "csv":
+        _check_separator(path, list(frame.columns))
     return frame
 
 

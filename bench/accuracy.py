@@ -1,5 +1,9 @@
 """Accuracy against peers: CPDAG SHD, skeleton F1 and seconds of our settings and of pgmpy,
-causal-learn, pyAgrum (and R's bnlearn where installed) on the same forward samples.
+causal-learn, pyAgrum (and R's bnlearn where installed) on the same forward samples; and the
+score our settings reach, so that the exact optimum within a restriction (``default``: PC,
+``method=mmpc``) stands beside hill climbing and tabu search within the same one (MMHC is
+``method=mmpc,solver=hc``; ``method=pc,solver=hc`` is our H2PC): the thesis' claim that the exact
+optimum beats the greedy search.
 
 For every network x rows x sampling seed, one sample is drawn (``forward_sample``) and given to
 every learner: our pipeline through ``hybridbn.learn`` (one setting per ``--ours`` entry, stage
@@ -8,13 +12,17 @@ the learned graph (a PDAG as returned by PC/GES-type peers) and the true CPDAG; 
 skeleton. Seconds are wall seconds of the learning call (ours: the stages as first computed, so a
 cached rerun reports the original time). Every learner runs in a worker process killed after
 ``--limit`` seconds (ours: ``--ours-limit``); a learner that times out or fails on a network is
-recorded as such and skipped for that network's later cases. Rows go to ``<out>/results.csv`` as
+recorded as such and skipped for that network's later cases. ``score`` is the objective of our
+setting's DAG (the BDeu score unless the setting changes the score or adds a prior; only settings
+with the same score compare), empty for peers. Rows go to ``<out>/results.csv`` as
 they come (a rerun skips the cases already there), and ``<out>/summary.md`` and
 ``<out>/accuracy.png`` are written at the end.
 
     .venv/bin/python -m bench.accuracy --networks asia alarm --rows 1000 --seeds 1 --limit 30
     .venv/bin/python -m bench.accuracy                       # 8 networks x 1000, 5000 rows x 5 seeds
     .venv/bin/python -m bench.accuracy --ours default palim=4 score=bic,palim=4 --peers "pyAgrum GHC"
+    .venv/bin/python -m bench.accuracy --networks asia alarm insurance --rows 1000 --seeds 1 \\
+        --ours default method=pc,solver=hc method=pc,solver=tabu method=mmpc method=mmpc,solver=hc --peers
 """
 
 from __future__ import annotations
@@ -40,8 +48,9 @@ from pipeline.core.overrides import parse_overrides
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
 OURS = ["default", "structure_prior=1", "method=none,structure_prior=1", "score=qnml,structure_prior=1",
         "structure_prior=1,select=method=none;score=qnml", "palim=4",
-        "score=bic", "method=pmms", "method=candidates", "add_candidates=2", "bootstrap=10"]
-FIELDS = ["network", "rows", "seed", "learner", "status", "shd", "f1", "precision", "recall", "seconds"]
+        "score=bic", "method=pmms", "method=candidates", "add_candidates=2", "bootstrap=10",
+        "method=pc,solver=hc", "method=pc,solver=tabu", "method=mmpc", "method=mmpc,solver=hc"]
+FIELDS = ["network", "rows", "seed", "learner", "status", "shd", "f1", "precision", "recall", "seconds", "score"]
 LEARN_STAGES = ("data", "restrict", "scores", "solve")
 STARTUP_LIMIT = 300.0  # seconds a new worker may spend importing and warming up
 
@@ -73,8 +82,8 @@ def check_settings(specs: list[str]) -> dict[str, dict[str, object]]:
 # ------------------------------------------------------------------------------ worker
 def _serve(conn, ours: bool, log: str) -> None:
     """Worker loop: import (and for ours compile) outside the timed calls, send "ready", then
-    receive (learner, options, sample, cache) and send (status, P, seconds). The learners' own
-    output goes to ``log``."""
+    receive (learner, options, sample, cache) and send (status, P, seconds, score: ours only). The
+    learners' own output goes to ``log``."""
     sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(sink, 1)
     os.dup2(sink, 2)
@@ -97,27 +106,27 @@ def _serve(conn, ours: bool, log: str) -> None:
         try:
             if options is None:
                 P = PEERS[learner][1](sample)
-                seconds = time.perf_counter() - start
+                seconds, score = time.perf_counter() - start, None
             else:
-                P, seconds = _learn_ours(sample, options, cache)
-            conn.send(("ok", P, seconds))
+                P, seconds, score = _learn_ours(sample, options, cache)
+            conn.send(("ok", P, seconds, score))
         except Exception as exc:  # a failing learner is a result, not a crash
-            conn.send((f"failed: {type(exc).__name__}: {str(exc)[:60]}", None, time.perf_counter() - start))
+            conn.send((f"failed: {type(exc).__name__}: {str(exc)[:60]}", None, time.perf_counter() - start, None))
 
 
-def _learn_ours(sample: Sample, options: dict, cache: str) -> tuple[np.ndarray, float]:
-    """Our CPDAG and seconds: the stages' (as first computed), or with ``bootstrap=B`` the
-    averaged network (a PDAG, compared as is) and the whole call's; with ``select`` the whole
-    call's (the cross-validation included)."""
+def _learn_ours(sample: Sample, options: dict, cache: str) -> tuple[np.ndarray, float, float]:
+    """Our CPDAG, seconds and the learned DAG's score: the stages' seconds (as first computed), or
+    with ``bootstrap=B`` the averaged network (a PDAG, compared as is) and the whole call's; with
+    ``select`` the whole call's (the cross-validation included)."""
     import hybridbn
 
     start = time.perf_counter()
     result = hybridbn.learn(sample.frame, cache_dir=cache, stage="solve", **options)
     if result.bootstrap is not None:
-        return np.asarray(result.bootstrap.averaged, dtype=bool), time.perf_counter() - start
+        return np.asarray(result.bootstrap.averaged, dtype=bool), time.perf_counter() - start, result.objective
     if result.selection is not None:
-        return dag_to_cpdag(result.adjacency), time.perf_counter() - start
-    return dag_to_cpdag(result.adjacency), sum(result.times.get(s, 0.0) for s in LEARN_STAGES)
+        return dag_to_cpdag(result.adjacency), time.perf_counter() - start, result.objective
+    return dag_to_cpdag(result.adjacency), sum(result.times.get(s, 0.0) for s in LEARN_STAGES), result.objective
 
 
 class Watchdog:
@@ -140,16 +149,17 @@ class Watchdog:
         self.proc.join()
         self._start()
 
-    def call(self, learner: str, options, sample: Sample, cache: str) -> tuple[str, np.ndarray | None, float]:
+    def call(self, learner: str, options, sample: Sample,
+             cache: str) -> tuple[str, np.ndarray | None, float, float | None]:
         self.conn.send((learner, options, sample, cache))
         if not self.conn.poll(self.limit):
             self._restart()
-            return f"timeout > {self.limit:g} s", None, float("nan")
+            return f"timeout > {self.limit:g} s", None, float("nan"), None
         try:
             return self.conn.recv()
         except (EOFError, OSError):
             self._restart()
-            return "failed: worker died", None, float("nan")
+            return "failed: worker died", None, float("nan"), None
 
     def close(self) -> None:
         try:
@@ -177,6 +187,9 @@ def measure(P: np.ndarray, truth_cpdag: np.ndarray) -> dict[str, float]:
 def run(args, settings: dict[str, dict], peers: list[str], out: Path) -> pd.DataFrame:
     path = out / "results.csv"
     done = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=FIELDS)
+    if list(done.columns) != FIELDS:  # results of an earlier version: its columns brought up to date
+        done = done.reindex(columns=FIELDS)
+        done.to_csv(path, index=False)
     seen = set(zip(done["network"], done["rows"], done["seed"], done["learner"]))
     given_up = {(r.learner, r.network) for r in done.itertuples()
                 if r.status.startswith(("timeout", "failed", "skipped"))}
@@ -202,8 +215,8 @@ def run(args, settings: dict[str, dict], peers: list[str], out: Path) -> pd.Data
                             row["status"] = "skipped (timed out or failed on a smaller case)"
                         else:
                             worker, options = (ours, settings[learner]) if learner in settings else (theirs, None)
-                            status, P, seconds = worker.call(learner, options, sample, cache)
-                            row.update(status=status, seconds=seconds)
+                            status, P, seconds, score = worker.call(learner, options, sample, cache)
+                            row.update(status=status, seconds=seconds, score=score)
                             if P is not None:
                                 row.update(measure(P, truth))
                             else:
@@ -219,9 +232,10 @@ def run(args, settings: dict[str, dict], peers: list[str], out: Path) -> pd.Data
 
 def _line(row: dict) -> str:
     if row.get("shd") is None or row["status"] != "ok":
-        return f"{row['network']:<11}{row['rows']:>6}{row['seed']:>3}  {row['learner']:<24}{row['status']}"
-    return (f"{row['network']:<11}{row['rows']:>6}{row['seed']:>3}  {row['learner']:<24}"
-            f"SHD {row['shd']:>4}  F1 {row['f1']:.3f}  {row['seconds']:8.2f} s")
+        return f"{row['network']:<11}{row['rows']:>6}{row['seed']:>3}  {row['learner']:<24}  {row['status']}"
+    score = "" if row.get("score") is None else f"  score {row['score']:.6g}"
+    return (f"{row['network']:<11}{row['rows']:>6}{row['seed']:>3}  {row['learner']:<24}  "
+            f"SHD {row['shd']:>4}  F1 {row['f1']:.3f}  {row['seconds']:8.2f} s{score}")
 
 
 # ---------------------------------------------------------------------------- summary
@@ -229,7 +243,8 @@ def summarise(results: pd.DataFrame, networks: list[str], learners: list[str]) -
     """Mean SHD / F1 / seconds per learner and case over the seeds that finished, with counts."""
     ok = results[results["status"] == "ok"]
     agg = ok.groupby(["network", "rows", "learner"]).agg(
-        shd=("shd", "mean"), f1=("f1", "mean"), seconds=("seconds", "mean"), seeds=("seed", "nunique"))
+        shd=("shd", "mean"), f1=("f1", "mean"), seconds=("seconds", "mean"), score=("score", "mean"),
+        seeds=("seed", "nunique"))
     tried = results.groupby(["network", "rows", "learner"])["seed"].nunique().rename("tried")
     table = agg.join(tried, how="right").reset_index()
     order = {n: k for k, n in enumerate(networks)}
@@ -370,6 +385,8 @@ def report(results: pd.DataFrame, args, settings: list[str], peers: list[str], o
         markdown(pivot(table, "shd", learners)),
         "## Mean skeleton F1",
         markdown(pivot(table, "f1", learners), digits=3),
+        "## Mean score of our settings (higher is better; only settings of the same score compare)",
+        markdown(pivot(table, "score", mine)) if mine else "no setting of ours finished",
         "## Mean seconds (wall, loaded machine)",
         markdown(pivot(table, "seconds", learners), digits=2),
         "## Seeds finished / tried",

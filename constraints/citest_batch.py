@@ -477,9 +477,7 @@ def _pc_level(us, vs, level, alpha, indptr, indices, bits, offsets, cols, aritie
     n_tests = np.zeros(m, dtype=np.int64)
     best = np.empty(m)
     best_sets = np.full((m, max(level, 1)), -1, dtype=np.int64)
-    max_degree = 0
-    for x in range(indptr.shape[0] - 1):
-        max_degree = max(max_degree, indptr[x + 1] - indptr[x])
+    max_degree = np.max(indptr[1:] - indptr[:-1])  # (a loop from 0 also compiles _edge_level for a literal 0)
     for e in prange(m):
         removed[e], n_tests[e], best[e] = _edge_level(
             us[e], vs[e], level, alpha, indptr, indices, max_degree, best_sets[e], bits, offsets, cols,

@@ -12,6 +12,7 @@ candidate restriction (no CI test) is declared in :mod:`scores.methods`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -84,8 +85,8 @@ def run_cops(test, n: int, settings, *, keep=None, n_jobs=1, deadline=None, **_p
     from constraints.cops import cops_restriction
 
     time_limit = settings.cops_time_limit
-    if deadline is not None:  # a positive limit: a passed deadline stops them at their first check
-        left = max(deadline.remaining(), 1e-6)
+    if deadline is not None and deadline.remaining() < math.inf:  # (an infinite one only marks safe points)
+        left = max(deadline.remaining(), 1e-6)  # a positive limit: a passed deadline stops them at their first check
         time_limit = left if time_limit is None else min(time_limit, left)
     with compute_threads(n_jobs):
         restriction, found = cops_restriction(test, n, alpha=settings.alpha, time_limit=time_limit, keep=keep)

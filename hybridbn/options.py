@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Union
+from typing import Any, Callable, Iterable, Mapping, Union
 
 from hybridbn.errors import HybridBNError
 
-INT, FLOAT, SECONDS, TEXT, FLAG, FILE = "int", "float", "seconds", "text", "flag", "file"
-"""Kinds of values: integer, real number, time limit in seconds, free text, true/false, file name."""
+INT, FLOAT, SECONDS, TEXT, FLAG, FILE, NAMES = "int", "float", "seconds", "text", "flag", "file", "names"
+"""Kinds of values: integer, real number, time limit in seconds, free text, true/false, file name,
+a list of names (``--drop a b``; a tuple in a configuration)."""
 
 MAX_SECONDS = 1e9
 """Largest time limit accepted (about 31 years; SCIP refuses limits beyond 1e20)."""
@@ -49,8 +51,10 @@ class Param:
     ``grid`` is its key in a grid file and ``axis`` whether that key takes a list of values to
     cross.  ``check`` validates the value when the option applies (raising ``ValueError`` with the
     reason).  ``keyword``: a keyword argument of a Python call (:class:`ilp.options.ILPOptions`),
-    named as it is in messages rather than as a command-line flag.  An ``INT`` without ``low`` is
-    at least 0 (``low=-math.inf``: any integer).
+    named as it is in messages rather than as a command-line flag.  ``tabular``: a ``FILE`` option
+    that also takes the rows of a table built in Python (a tuple of tuples of text, e.g. knowledge
+    given as objects, :func:`pipeline.core.knowledge.knowledge_rows`).  An ``INT`` without ``low``
+    is at least 0 (``low=-math.inf``: any integer).
     """
 
     name: str
@@ -74,6 +78,7 @@ class Param:
     check: Callable[[Any], Any] | None = None
     what: str | None = None
     keyword: bool = False
+    tabular: bool = False
 
     @property
     def flag(self) -> str:
@@ -102,9 +107,14 @@ class Param:
                                   f"got {value!r}")
             return value
         if self.kind == FILE:
-            if not isinstance(value, str):
+            if not (isinstance(value, str) or (self.tabular and _is_table(value))):
                 raise OptionError(f"{self.called} must be a file name, got {value!r}")
             return value
+        if self.kind == NAMES:
+            names = (value,) if isinstance(value, str) else value
+            if not isinstance(names, (list, tuple)) or not all(isinstance(name, str) for name in names):
+                raise OptionError(f"{self.called} must be a list of names, got {value!r}")
+            return tuple(names) or None
         if self.kind == TEXT:
             if self.choices:
                 if not isinstance(value, str) or value.lower() not in self.choices:
@@ -145,6 +155,12 @@ class Param:
         if self.high is None:
             return f"be at least {self.low:g}"
         return f"lie between {self.low:g} and {self.high:g}"
+
+
+def _is_table(value: Any) -> bool:
+    """Whether ``value`` is the rows of a table: a non-empty tuple of tuples of text."""
+    return (isinstance(value, tuple) and bool(value)
+            and all(isinstance(row, tuple) and all(isinstance(cell, str) for cell in row) for row in value))
 
 
 @dataclass(frozen=True)
@@ -215,6 +231,53 @@ class Choice:
 Use = Union[Param, Choice]
 """What a method or parameter reads besides its own parameters: a choice (its selected method's
 key) or a parameter."""
+
+
+_VALUE = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[\w.|][\w.|-]*"
+"""A value after a flag in a message: quoted (a name's ``repr``) or one word (``K``, ``FILE.jkl``, ``0.5``)."""
+_FLAG = re.compile(rf"--([a-z][a-z0-9-]*)(?: ({_VALUE}))?")
+_PYTHON_ASIDE = re.compile(rf"--[a-z][a-z0-9-]*(?: (?:{_VALUE}))? \(([^()]*) in Python\)")
+
+
+def keyword_spelling(message: str, options: Iterable[Param | Choice]) -> str:
+    """``message`` as a Python caller reads it: each of ``options`` spelt as its keyword rather
+    than its flag (``--alpha`` -> ``alpha``; with a value, ``--treewidth K`` -> ``treewidth=K``,
+    ``--solver kg`` -> ``solver='kg'``, ``--folds 6`` -> ``folds=6``; a flag option ``--within-bags``
+    -> ``within_bags=True``); where a message gives both spellings, ``--missing drop
+    (missing='drop' in Python)``, the Python one. Other flags are left as they are."""
+    by_flag = {option.flag: option for option in options}
+
+    def spelt(match: re.Match) -> str:
+        option, value = by_flag.get("--" + match[1]), match[2]
+        if option is None:
+            return match[0]
+        keyword = _with_value(option, value)
+        if keyword is not None:
+            return keyword
+        keyword = f"{option.name}=True" if isinstance(option, Param) and option.kind == FLAG else option.name
+        return keyword if value is None else f"{keyword} {value}"
+
+    return _FLAG.sub(spelt, _PYTHON_ASIDE.sub(lambda match: match[1], message))
+
+
+def _with_value(option: Param | Choice, value: str | None) -> str | None:
+    """``name=value`` when ``value`` is the option's placeholder, one of its choices or a number
+    it takes; None when the word after the flag is not its value."""
+    if value is None:
+        return None
+    if isinstance(option, Choice):
+        return f"{option.name}={value!r}" if value in option.names else None
+    if value == option.metavar:
+        return f"{option.name}={value}"
+    if value in option.choices:
+        return f"{option.name}={value!r}"
+    if option.kind in (INT, FLOAT, SECONDS):
+        try:
+            float(value)
+        except ValueError:
+            return None
+        return f"{option.name}={value}"
+    return None
 
 
 def defaults(params: tuple[Param, ...]) -> dict[str, Any]:

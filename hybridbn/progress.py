@@ -23,7 +23,8 @@ plus any solver-specific keys (``phase``, ``orders``, ``inserts``, ``status`` ..
 ``progress``: ``None``, or a callable that receives these records about once a second
 (:data:`REPORT_INTERVAL`) and a last one, with the ``status``, when they finish;
 :func:`as_callback` and :func:`reporting` turn the ``True`` / ``False`` of the command line and
-the Python API into such a callable (a :class:`ProgressDisplay`).
+the Python API into such a callable (a :class:`ProgressDisplay`). :class:`TaskCount` reports
+``done/total`` of a set of tasks (the networks of a bootstrap or a selection) the same way.
 
 A :class:`Trajectory` keeps the ``(elapsed, primal, dual)`` points of a solve, bounded in number,
 for ``result.json`` and the convergence plot.
@@ -120,23 +121,35 @@ class ProgressDisplay:
     On a terminal (``interactive``, default ``stream.isatty()``) one status line is rewritten in
     place (carriage return) at most every :data:`TERMINAL_INTERVAL` seconds; elsewhere a plain
     line is written for the first record and then at most every :data:`LOG_INTERVAL` seconds.
-    :meth:`close` shows the last record if it was held back and ends the status line; the display
-    is also a context manager that closes itself.
+    A task (the records' ``stage`` and ``solver``) starts with its first record shown at once, the
+    last one's line ended; a record with a ``status`` (a task's last) is shown at once and ends
+    its line. :meth:`close` shows the last record if it was held back and ends the status line;
+    the display is also a context manager that closes itself.
     """
 
     def __init__(self, stream: TextIO | None = None, interactive: bool | None = None, *,
                  clock: Callable[[], float] = time.monotonic):
         self.stream = sys.stderr if stream is None else stream
         self.interactive = self.stream.isatty() if interactive is None else bool(interactive)
-        self._throttle = Throttle(TERMINAL_INTERVAL if self.interactive else LOG_INTERVAL, clock)
+        self._interval = TERMINAL_INTERVAL if self.interactive else LOG_INTERVAL
+        self._clock = clock
+        self._throttle = Throttle(self._interval, clock)
+        self._task: tuple[Any, Any] | None = None  # (stage, solver) of the records shown
         self._held: Record | None = None  # the last record, not yet shown
         self._width = 0  # length of the status line on the terminal
 
     def __call__(self, record: Record) -> None:
-        if self._throttle.ready():
+        task = (record.get("stage"), record.get("solver"))
+        if task != self._task:
+            self.close()
+            self._task, self._throttle = task, Throttle(self._interval, self._clock)
+        last = record.get("status") is not None
+        if self._throttle.ready() or last:
             self._show(record)
         else:
             self._held = record
+        if last:
+            self.close()
 
     def _show(self, record: Record) -> None:
         self._held = None
@@ -195,6 +208,29 @@ def reporting(progress: bool | Callback | None) -> Iterator[Callback | None]:
     finally:
         if progress is True:
             callback.close()
+
+
+class TaskCount:
+    """Reports ``done/total`` tasks (e.g. the networks of a bootstrap) to ``report`` as records of
+    ``stage`` and ``solver`` under the key ``unit``: one when made, one per :meth:`done` call, the
+    last (with ``status`` ``"done"``) when all are done. ``report`` ``None``: nothing."""
+
+    def __init__(self, report: Callback | None, stage: str, solver: str, total: int, unit: str, done: int = 0):
+        self.report, self.stage, self.solver, self.total, self.unit = report, stage, solver, total, unit
+        self.count = done
+        self.start = time.perf_counter()
+        self._send()
+
+    def _send(self) -> None:
+        if self.report is not None:
+            finished = {"status": "done"} if self.count >= self.total else {}
+            self.report(progress_record(self.stage, self.solver, time.perf_counter() - self.start,
+                                        **{self.unit: f"{self.count}/{self.total}"}, **finished))
+
+    def done(self) -> None:
+        """One more task finished."""
+        self.count += 1
+        self._send()
 
 
 class Trajectory:

@@ -11,6 +11,7 @@ ILP fills all four; heuristics report their score with no bound).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +23,10 @@ class SolveInputs:
     """What a solver may use: the score table or the data set (a :class:`bayesnet.dataset.Dataset`)
     with its ``allowed[p, c]`` matrix, the bags of a tree decomposition, the knowledge's
     ``required_arcs`` and ``forbidden_arcs`` (``(parent, child)`` indices) and
-    ``adjacent_pairs`` (pairs that must be adjacent either way), and ``start``, the parent sets of
-    a DAG to warm-start from (the incumbent of an earlier, unfinished solve)."""
+    ``adjacent_pairs`` (pairs that must be adjacent either way), ``start``, the parent sets of
+    a DAG to warm-start from (the incumbent of an earlier, unfinished solve), and ``progress``,
+    the callable that receives the solver's progress records (:mod:`hybridbn.progress`), or
+    ``None``; it changes nothing of the result, so no cache key holds it."""
 
     names: list[str]
     table: Any = None
@@ -34,6 +37,7 @@ class SolveInputs:
     forbidden_arcs: list[tuple[int, int]] = field(default_factory=list)
     adjacent_pairs: list[tuple[int, int]] = field(default_factory=list)
     start: list[tuple[int, ...]] | None = None
+    progress: Callable[[dict[str, Any]], None] | None = None
 
 
 @dataclass

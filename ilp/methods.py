@@ -3,8 +3,9 @@ with its parameters: the treewidth bound, the cops bags, SCIP's memory limit.
 
 ``run_ilp(settings, inputs) -> Solution`` (:mod:`hybridbn.solving`) reads ``settings.time_limit``,
 ``.memory_limit``, ``.treewidth`` and ``.within_bags`` (anything with these attributes, e.g. a
-:class:`pipeline.core.config.RunConfig`) and the score table, knowledge arcs, bags and start
-solution of ``inputs``. The ``--solver`` choice is assembled in :mod:`search.methods`.
+:class:`pipeline.core.config.RunConfig`) and the score table, knowledge arcs, bags, start
+solution and progress callback of ``inputs``; the solution's summary holds the solve's
+``trajectory`` (:class:`ilp.result.ILPResult`). The ``--solver`` choice is assembled in :mod:`search.methods`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def run_ilp(settings, inputs: SolveInputs) -> Solution:
     from ilp.hooks import adjacency_rows, start_solution
 
     args = {"time_limit": settings.time_limit, "memory_limit": settings.memory_limit,
-            "required_arcs": inputs.required_arcs, "forbidden_arcs": inputs.forbidden_arcs}
+            "required_arcs": inputs.required_arcs, "forbidden_arcs": inputs.forbidden_arcs,
+            "progress": inputs.progress}
     table = ilp.restrict_to_bags(inputs.table, inputs.bags) if settings.within_bags else inputs.table
     if settings.treewidth is not None:  # no hooks: the knowledge's adjacencies are refused with a bound
         result = ilp.solve_bounded_treewidth(table, settings.treewidth, **args)

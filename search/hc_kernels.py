@@ -205,6 +205,7 @@ def find_family(slot_key, slot_row, f_child, f_size, f_members, v, key, members,
 
 @njit(cache=True, nogil=True, inline="always")
 def _holds(members, size, m):
+    """Whether ``m`` is among ``members[:size]`` (a family's parents, the tabu list's graph hashes)."""
     for t in range(size):
         if members[t] == m:
             return True
@@ -376,14 +377,6 @@ def moved_hash(fam, moves, graph, q, op):
 
 
 @njit(cache=True, nogil=True)
-def is_tabu(tabu, filled, code):
-    for t in range(filled):
-        if tabu[t] == code:
-            return True
-    return False
-
-
-@njit(cache=True, nogil=True)
 def reaches(fam, graph, a, d, d_row):
     """Whether a directed path leads from ``a`` to ``d`` when ``d`` has the family of row
     ``d_row`` (depth-first search up the parent lists from ``d``)."""
@@ -441,7 +434,7 @@ def select_move(fam, moves, graph, floor, use_tabu):
                 if applies(arc, reverse, q, op):
                     d = move_delta(delta, reverse, q, op)
                     if (d > best and rejected[3 * q + op] != stamp
-                            and not (use_tabu and is_tabu(tabu, filled, moved_hash(fam, moves, graph, q, op)))):
+                            and not (use_tabu and _holds(tabu, filled, moved_hash(fam, moves, graph, q, op)))):
                         best, best_q, best_op = d, q, op
         if best_q < 0 or not creates_cycle(fam, moves, graph, best_q, best_op):
             return best_q, best_op

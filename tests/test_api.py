@@ -147,15 +147,15 @@ def test_cli_is_the_api(capsys, tmp_path, asia):
 
 
 @pytest.mark.parametrize("source,options,message", [
-    ("asia", {"rows": 0}, "--rows must be a positive integer, got 0"),
-    ("asia", {"missing": "keep"}, "--missing must be one of reject, drop; got 'keep'"),
-    ("asia", {"budget": -1}, "--budget must be a positive number of seconds"),
+    ("asia", {"rows": 0}, "rows must be a positive integer, got 0"),
+    ("asia", {"missing": "keep"}, "missing must be one of reject, drop; got 'keep'"),
+    ("asia", {"budget": -1}, "budget must be a positive number of seconds"),
     ("asia", {"palimm": 2}, "unknown option 'palimm'"),
     ("asia", {"data": "x.csv"}, "give the data as the first argument"),
     ("asia", {"stage": "fit"}, "stage must be one of"),
     ("nosuchnet", {}, "nosuchnet"),
     ("missing.csv", {}, "data file not found: missing.csv"),
-    ("missing.jkl", {}, "--scores: file not found: missing.jkl"),
+    ("missing.jkl", {}, "scores: file not found: missing.jkl"),
     (3, {}, "source must be a DataFrame, a file or a network name, got int"),
 ])
 def test_bad_input_raises_value_error_before_work(source, options, message, cache):
@@ -176,7 +176,8 @@ def test_missing_cells_rejected_by_default_naming_the_option_and_dropped_on_requ
     frame.iloc[[3, 10], 2] = None
     frame.iloc[10, 0] = None
     frame.iloc[20, 1] = np.nan
-    with pytest.raises(ValueError, match=r"column 'a': 1 of 600 rows are missing \(first rows \[10\]\); --missing drop"):
+    with pytest.raises(ValueError, match=r"column 'a': 1 of 600 rows are missing \(first rows \[10\]\); "
+                                         r"missing='drop' drops"):
         hybridbn.learn(frame, cache_dir=cache)
     result = hybridbn.learn(frame, missing="drop", cache_dir=cache)
     assert result.counts["data"]["n_rows"] == 597 and result.counts["data"]["n_dropped_rows"] == 3

@@ -103,6 +103,8 @@ def test_solver_returns_an_allowed_acyclic_dag_that_honours_the_knowledge(solver
     {"method": "no-such-method"}, {"solver": "no-such-solver"}, {"alpha": -0.1}, {"alpha": 1.5},
     {"palim": -1}, {"ess": 0}, {"seed": -1}, {"rows": 0}, {"max_order": -2}, {"time_limit": -5},
     {"solver": "kg"},  # needs a treewidth bound
+    {"solver": "hc", "restart": -1}, {"solver": "tabu", "max_tabu": 0}, {"solver": "hc", "tabu": 5},
+    {"preset": "mmhc", "solver": "tabu"},
 ], ids=str)
 def test_invalid_options_raise_the_library_error(options):
     with pytest.raises(HybridBNError):

@@ -13,9 +13,9 @@ import pytest
 
 from hybridbn import interrupt
 from hybridbn.errors import HybridBNError
-from hybridbn.progress import (KEYS, LOG_INTERVAL, TERMINAL_INTERVAL, ProgressDisplay, ProgressError, Throttle,
-                               Trajectory, as_callback, check_callback, format_record, progress_record, relative_gap,
-                               reporting)
+from hybridbn.progress import (KEYS, LOG_INTERVAL, TERMINAL_INTERVAL, ProgressDisplay, ProgressError, TaskCount,
+                               Throttle, Trajectory, as_callback, check_callback, format_record, progress_record,
+                               relative_gap, reporting)
 
 
 @pytest.fixture(autouse=True)
@@ -139,6 +139,48 @@ def test_terminal_display_refreshes_often_enough_for_records_arriving_each_secon
         clock.now = float(t)
         display(ilp_record(float(t)))
     assert stream.getvalue().count("\r") == 10
+
+
+def test_log_display_shows_a_new_task_and_a_last_record_at_once():
+    """A batch log gets the first line of each stage or solver and each one's final state at once,
+    not 15 s later."""
+    clock, stream = FakeClock(), io.StringIO()
+    display = ProgressDisplay(stream, interactive=False, clock=clock)
+    shown = [ilp_record(0.0), ilp_record(2.0, status="timelimit"),
+             progress_record("pictures", "network.png", 0.0, variables=223),
+             progress_record("pictures", "network.png", 17.0, variables=223, status="drawn"),
+             progress_record("bootstrap", "ilp", 0.0, networks="0/3")]
+    held = progress_record("bootstrap", "ilp", 1.0, networks="1/3")
+    for t, record in zip((0.0, 1.0, 2.0, 3.0, 4.0, 5.0), [*shown, held]):
+        clock.now = t
+        display(record)
+    assert stream.getvalue().splitlines() == [format_record(r) for r in shown]
+    display.close()
+    assert stream.getvalue().splitlines()[-1] == format_record(held)
+
+
+def test_terminal_display_ends_a_task_line_at_its_last_record(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    clock, stream = FakeClock(), io.StringIO()
+    display = ProgressDisplay(stream, interactive=True, clock=clock)
+    display(ilp_record(0.0))
+    clock.now = 0.1  # within TERMINAL_INTERVAL, but the last record of the solve
+    display(ilp_record(0.1, status="optimal"))
+    display(progress_record("bootstrap", "ilp", 0.0, networks="0/2"))
+    lines = stream.getvalue().split("\n")
+    assert lines[0].split("\r")[-1] == format_record(ilp_record(0.1, status="optimal"))
+    assert lines[1].strip("\r").startswith("bootstrap  ilp  0.0 s  networks 0/2")
+
+
+def test_task_count_reports_done_over_total_and_ends_with_its_status():
+    seen = []
+    count = TaskCount(seen.append, "bootstrap", "ilp", 3, "networks", done=1)
+    count.done()
+    count.done()
+    assert [r["networks"] for r in seen] == ["1/3", "2/3", "3/3"]
+    assert [r.get("status") for r in seen] == [None, None, "done"]
+    assert all(r["stage"] == "bootstrap" and r["solver"] == "ilp" for r in seen)
+    TaskCount(None, "selection", "ilp", 2, "networks").done()  # no one to report to: nothing happens
 
 
 def test_display_follows_isatty_by_default():

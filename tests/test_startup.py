@@ -1,9 +1,10 @@
-"""Start-up: kernels compiled once with one announced line, and a fully cached run that imports
-neither numba nor pyscipopt (timings live in bench/startup.py)."""
+"""Start-up: kernels compiled once per group with one announcement, in several processes, and a
+fully cached run that imports neither numba nor pyscipopt (timings live in bench/startup.py)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,55 +13,101 @@ import pytest
 
 from pipeline.apps.cli import main
 from pipeline.core import kernels
+from pipeline.core.cache import StageCache
 from pipeline.core.config import RunConfig
-from pipeline.core.stages import run_stages
+from pipeline.core.kernels import compile_groups  # bound before conftest.py replaces it for the session
+from pipeline.core.stages import names_of, run_stages, table_of
+from scores.jkl import read_jkl
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
 def stamp_dir(tmp_path, monkeypatch):
+    """An empty stamp folder; the groups a warm-up would compile are recorded, not compiled."""
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     monkeypatch.setattr(kernels, "_checked", set())
     warmed = []
-    monkeypatch.setattr(kernels, "_warm_up", lambda cfg, run_stages: warmed.append(cfg))
-    monkeypatch.setattr(kernels, "_warm_up_threads", lambda cfg, run_stages, n_jobs: warmed.append((cfg, n_jobs)))
+
+    def record(groups, driver, processes=1):
+        assert driver is run_stages
+        warmed.append(([g.key for g in groups], processes))
+        return [g.key for g in groups]
+
+    monkeypatch.setattr(kernels, "compile_groups", record)
     return tmp_path / "numba", warmed
 
 
-def test_kernels_compile_once_per_kind_of_run_with_one_line(stamp_dir, capsys, monkeypatch):
+def stamped(folder):
+    return json.loads((folder / "hybridbn-kernels.json").read_text())["compiled"]
+
+
+def ensure(*configs, n_jobs=1):
+    kernels.ensure_compiled(*configs, run_stages=run_stages, n_jobs=n_jobs)
+
+
+def test_kernels_compile_once_per_group_with_one_announcement(stamp_dir, capsys, monkeypatch):
     folder, warmed = stamp_dir
-    cfg = RunConfig(network="alarm")
-    kernels.ensure_compiled(cfg, run_stages)
+    monkeypatch.setattr(kernels, "_cores", lambda: 2)
+    monkeypatch.setattr(kernels, "_idle_cores", lambda: 2.0)  # a quiet machine
+    ensure(RunConfig(network="alarm"))
     err = capsys.readouterr().err
-    assert "compiling the numba kernels" in err and "kernels compiled in" in err and warmed == [cfg]
-    assert json.loads((folder / "hybridbn-kernels.json").read_text())["compiled"] == [kernels.kernel_set(cfg)]
-    kernels.ensure_compiled(cfg, run_stages)  # same process
+    assert "compiling the numba kernels" in err and "in 2 processes" in err and "kernels compiled in" in err
+    assert warmed == [(["scores/bdeu", "restriction/pc/g2", "solver/ilp"], 2)]  # heaviest first
+    assert stamped(folder) == ["restriction/pc/g2", "scores/bdeu", "solver/ilp"]
+    ensure(RunConfig(network="alarm"))  # same process
     monkeypatch.setattr(kernels, "_checked", set())
-    kernels.ensure_compiled(RunConfig(network="asia", alpha=0.01), run_stages)  # a later process, same kernels
+    ensure(RunConfig(network="asia", alpha=0.01))  # a later process, same kernels
     assert capsys.readouterr().err == "" and len(warmed) == 1
-    kernels.ensure_compiled(RunConfig(network="alarm", solver="ges"), run_stages)  # other kernels
-    assert "compiling" in capsys.readouterr().err and len(warmed) == 2
+    ensure(RunConfig(network="alarm", solver="kg", score="bic"))  # two groups are new
+    assert "in 2 processes" in capsys.readouterr().err and warmed[1] == (["scores/bic", "solver/kg"], 2)
+    ensure(RunConfig(network="alarm", method="mmpc"))  # one group: this process
+    assert "in 1 process " in capsys.readouterr().err and warmed[2] == (["restriction/mmpc/g2"], 1)
+    ensure(RunConfig(network="alarm", solver="tabu"))  # the scores and the restriction are compiled
+    assert warmed[3] == (["solver/tabu"], 1)
     monkeypatch.setattr(kernels, "_checked", set())
     monkeypatch.setattr(kernels, "stamp_key", lambda: "another numba")
-    kernels.ensure_compiled(cfg, run_stages)
-    assert "compiling" in capsys.readouterr().err and len(warmed) == 3
+    ensure(RunConfig(network="alarm"))
+    assert "compiling" in capsys.readouterr().err and len(warmed[4][0]) == 3
 
 
 def test_threaded_kernels_are_compiled_once_for_runs_on_several_threads(stamp_dir, capsys, monkeypatch):
     folder, warmed = stamp_dir
     cfg = RunConfig(network="alarm")
-    kernels.ensure_compiled(cfg, run_stages, n_jobs=2)  # a first run on two threads: both variants, one message
-    assert capsys.readouterr().err.count("compiling the numba kernels") == 1 and warmed == [cfg, (cfg, 2)]
-    stamp = json.loads((folder / "hybridbn-kernels.json").read_text())["compiled"]
-    assert stamp == sorted([kernels.kernel_set(cfg), kernels.kernel_set(cfg, threaded=True)])
+    ensure(cfg, n_jobs=2)  # a first run on two threads: both variants, one message
+    assert capsys.readouterr().err.count("compiling the numba kernels") == 1
+    assert "restriction/pc/g2/threads" in stamped(folder) and "restriction/pc/g2" in stamped(folder)
     monkeypatch.setattr(kernels, "_checked", set())
-    kernels.ensure_compiled(cfg, run_stages)  # a later run on one thread
-    kernels.ensure_compiled(cfg, run_stages, n_jobs=4)  # or on four
-    assert capsys.readouterr().err == "" and len(warmed) == 2
-    monkeypatch.setattr(kernels, "_checked", set())
-    kernels.ensure_compiled(RunConfig(network="alarm", method="pmms"), run_stages)  # other kernels, one thread:
-    assert warmed[2:] == [RunConfig(network="alarm", method="pmms")]  # no threaded warm-up
+    ensure(cfg)  # a later run on one thread
+    ensure(cfg, n_jobs=4)  # or on four
+    assert capsys.readouterr().err == "" and len(warmed) == 1
+    ensure(RunConfig(network="alarm", method="candidates"), n_jobs=2)  # no CI test:
+    assert warmed[1][0] == ["restriction/candidates"]  # no threaded variant
+
+
+def test_a_busy_machine_compiles_in_one_process(stamp_dir, monkeypatch):
+    folder, warmed = stamp_dir
+    monkeypatch.setattr(kernels, "_idle_cores", lambda: 0.3)
+    ensure(RunConfig(network="alarm"))
+    assert warmed == [(["scores/bdeu", "restriction/pc/g2", "solver/ilp"], 1)]
+
+
+def test_idle_cores_are_a_share_of_the_machine():
+    assert 0.0 <= kernels._idle_cores(0.05) <= os.cpu_count()
+
+
+def test_selection_candidates_are_compiled_together_before_the_workers_start(stamp_dir, capsys):
+    folder, warmed = stamp_dir
+    ensure(RunConfig(network="alarm"), RunConfig(network="alarm", score="bic", method="pmms"))
+    assert capsys.readouterr().err.count("compiling the numba kernels") == 1
+    assert warmed[0][0] == ["scores/bdeu", "scores/bic", "restriction/pc/g2", "solver/ilp", "restriction/pmms/g2"]
+
+
+def test_a_warm_up_inside_a_warm_up_compiles_nothing_more(stamp_dir, monkeypatch):
+    folder, warmed = stamp_dir
+    monkeypatch.setattr(kernels, "_compiling", True)
+    ensure(RunConfig(network="alarm"))
+    assert warmed == [] and not (folder / "hybridbn-kernels.json").exists()
 
 
 def test_cached_run_imports_neither_numba_nor_pyscipopt(tmp_path, capsys):
@@ -75,15 +122,39 @@ def test_cached_run_imports_neither_numba_nor_pyscipopt(tmp_path, capsys):
     assert done.stdout.splitlines()[-1] == "0", done.stdout + done.stderr
 
 
-def test_warm_up_runs_the_same_kinds_of_stages_on_bundled_data():
+def test_warm_ups_run_the_stages_of_their_group_on_bundled_data():
     cfg = RunConfig(data="mine.csv", method="mmpc", score="bic", solver="kg", treewidth=2, time_limit=600.0,
                     required="req.csv", tiers="tiers.csv", palim=None, max_order=None, budget=30.0)
-    [small] = kernels.warm_up_configs(cfg)
-    assert (small.network, small.data, small.required, small.tiers) == ("alarm", None, None, None)
-    assert (small.scores, small.budget) == (None, None)
-    assert kernels.kernel_set(small) == kernels.kernel_set(cfg)
-    assert (small.time_limit, small.palim, small.max_order) == (2.0, 3, 1)
-    cops, solver = kernels.warm_up_configs(RunConfig(network="munin", method="cops"))
-    assert (cops.network, cops.method) == ("asia", "cops")
-    assert (solver.network, solver.method, solver.palim) == ("alarm", "none", 2)
-    assert kernels.warm_up_configs(RunConfig(network="munin", method="none", palim=None)) == [solver]
+    scores, restriction, solver = kernels.kernel_groups(cfg)
+    assert [g.key for g in (scores, restriction, solver)] == ["scores/bic", "restriction/mmpc/g2",
+                                                              "solver/kg/treewidth"]
+    for group in (scores, restriction, solver):
+        run = group.run
+        assert (run.data, run.required, run.tiers, run.budget) == (None, None, None, None)
+        assert (run.time_limit, run.max_order, run.treewidth) == (2.0, 1, 2)
+    assert (scores.upto, scores.run.network, scores.run.method, scores.run.palim) == ("scores", "alarm", "none", 2)
+    assert (restriction.upto, restriction.run.network, restriction.run.palim) == ("restrict", "alarm", 3)
+    assert (solver.upto, solver.run.network, solver.run.scores) == ("solve", None, str(kernels.WARM_UP_TABLE))
+    cops = kernels.kernel_groups(RunConfig(network="munin", method="cops"))[1]
+    assert (cops.run.network, cops.run.method, cops.upto) == ("asia", "cops", "restrict")
+    assert kernels.kernel_groups(RunConfig(network="munin"))[2].run.time_limit == kernels.WARM_UP_ILP_LIMIT
+    [ges] = kernels.kernel_groups(RunConfig(network="munin", method="none", solver="ges"))
+    assert (ges.key, ges.upto, ges.run.network, ges.run.method) == ("solver/ges", "solve", "alarm", "none")
+    [from_file] = kernels.kernel_groups(RunConfig(scores="mine.jkl"))
+    assert (from_file.key, from_file.run.scores) == ("solver/ilp", str(kernels.WARM_UP_TABLE))
+
+
+def test_the_bundled_warm_up_table_is_alarms_pipeline_table():
+    arts = run_stages(StageCache(None, enabled=False), RunConfig(network="alarm"), upto="scores")
+    table, bundled = table_of(arts["scores"], names_of(arts["data"])), read_jkl(kernels.WARM_UP_TABLE)
+    assert bundled.names == table.names and bundled.n_candidates == table.n_candidates == 520
+    assert {(int(v), ps): s for v in range(37) for ps, s in bundled.families[v].items()} == pytest.approx(
+        {(int(v), ps): s for v in range(37) for ps, s in table.families[v].items()})
+
+
+def test_kernel_groups_compile_in_two_processes_as_they_free(capsys):
+    restriction, solver = kernels.kernel_groups(RunConfig(network="alarm"))[1:]
+    assert sorted(compile_groups([restriction, solver], run_stages, processes=2)) == ["restriction/pc/g2",
+                                                                                       "solver/ilp"]
+    lines = capsys.readouterr().err.splitlines()
+    assert sorted(line.split(":")[0] for line in lines) == ["  restriction/pc/g2", "  solver/ilp"]

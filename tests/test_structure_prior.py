@@ -98,9 +98,9 @@ def test_pipeline_option_is_keyed_and_refused_where_it_cannot_apply(tmp_path):
     prior = hybridbn.learn("asia", rows=1000, seed=1, method="none", structure_prior=1.0, cache_dir=cache)
     assert prior.objective < base.objective  # a new table, not the cached one: the prior is negative
     assert len(prior.arcs) <= len(base.arcs)
-    with pytest.raises(ConfigError, match="--structure-prior"):
+    with pytest.raises(ConfigError, match="^structure_prior applies to scores computed from data"):
         hybridbn.learn(str(tmp_path / "t.jkl"), structure_prior=1.0)
-    with pytest.raises(ValueError, match="--structure-prior must be a positive number, got -1"):
+    with pytest.raises(ValueError, match="^structure_prior must be a positive number, got -1"):
         hybridbn.learn("asia", structure_prior=-1.0)
 
 

@@ -20,18 +20,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from graphs._checks import GraphError
 from graphs.averaging import arc_strengths, averaged_network, inclusion_threshold, pair_strengths, strength_frame
 from graphs.export import to_edge_frame
 from graphs.metrics import shd, skeleton_scores
 from graphs.pdag import dag_to_cpdag, pdag_to_dag
+from hybridbn.progress import Callback, TaskCount
 from pipeline.apps.pictures import draw, strength_drawing
 from pipeline.core.cache import Artifact, NotCached, StageCache
 from pipeline.core.config import RunConfig
 from pipeline.core.executors import map_tasks
-from pipeline.core.stages import STAGES, dag_of, model_stages, names_of, true_dag
+from pipeline.core.kernels import ensure_compiled
+from pipeline.core.stages import STAGES, dag_of, model_stages, names_of, run_stages, true_dag
 
 logger = logging.getLogger(__name__)
 
@@ -126,18 +127,20 @@ class BootstrapResult:
 
 
 def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int = 1, executor=None,
-                  progress: bool = False) -> BootstrapResult:
+                  report: Callback | None = None) -> BootstrapResult:
     """Learn ``cfg.bootstrap`` networks from resamples of ``data`` on ``executor`` (e.g. a
     :class:`pipeline.core.executors.DaskExecutor`, left open), else in a local pool of ``jobs``
     processes (this process when 1), and average them at ``cfg.threshold`` or at the estimated
-    threshold."""
+    threshold. ``report`` receives a progress record (stage ``bootstrap``, ``networks`` done of
+    all) as each network is learned."""
     root = str(cache.root.resolve())
     results = cached_replicates(cfg, root, data) if cache.enabled else {}
     tasks = [(cfg, root, cache.enabled, data, b) for b in range(cfg.bootstrap) if b not in results]
+    if tasks and executor is None and jobs > 1:  # compiled here, loaded by the workers
+        ensure_compiled(cfg, run_stages=run_stages)
     names = names_of(data)
-    with tqdm(total=cfg.bootstrap, initial=len(results), desc="bootstrap", unit="network",
-              disable=not progress) as bar:
-        learned = map_tasks(learn_replicate, tasks, jobs, executor, bar.update)
+    count = TaskCount(report, "bootstrap", cfg.solver, cfg.bootstrap, "networks", done=len(results))
+    learned = map_tasks(learn_replicate, tasks, jobs, executor, count.done)
     results.update((task[-1], result) for task, result in zip(tasks, learned))
     cpdags = [dag_to_cpdag(results[b][0]) for b in range(cfg.bootstrap)]
     strength, direction = arc_strengths(cpdags)

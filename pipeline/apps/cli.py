@@ -7,10 +7,23 @@ Three commands share this module:
 * ``run.py grid FILE [options]``: an experiment grid (see :mod:`pipeline.apps.grid`);
 * ``run.py report RESULTS``: Markdown tables and PNG figures from a grid's results table.
 
+A run prints on stderr, before any work, one line saying what it learns with which settings,
+then the progress of its long stages: the stages' progress bars on a terminal, and for the solve
+(and the bootstrap, the selection, the drawing of a large network) a status line refreshed about
+every second on a terminal, or a plain line every 15 s when stderr is not a terminal (a batch
+job's log): elapsed time and limit (``budget_left`` under ``--budget``), incumbent objective,
+bound, gap, nodes (:mod:`hybridbn.progress`). ``--quiet`` prints none of it.
+
 Bad input ends with a one-line ``error: ...`` on stderr and a non-zero exit status (2 for bad
-options or data, 1 for other failures, 130 for Ctrl-C); ``--debug`` shows the traceback.
-Ctrl-C during the solve prints what the solver had (best DAG, bound, gap) marked interrupted;
-nothing interrupted is cached as final (:mod:`pipeline.core.cache`).
+options or data, 1 for other failures); ``--debug`` shows the traceback. Ctrl-C (SIGINT) and
+SIGTERM (a batch system's time limit) end a run with exit status 130 and 143
+(:func:`hybridbn.interrupt.exit_code`): during the solve the solver stops at its next safe point
+and the run writes its output folder from the best DAG found, with status ``interrupted``, the
+bound and the gap in ``result.json`` and ``convergence.png``, and prints its summary; before it,
+the run stops at once with one line, the finished stages cached and no file half written
+(:mod:`pipeline.core.stopping`). A second signal quits at once. Nothing interrupted is cached as
+final (:mod:`pipeline.core.cache`): the same command resumes, the exact ILP from the interrupted
+DAG. A grid records an interrupted job as ``interrupted`` (:mod:`pipeline.apps.grid`).
 """
 
 from __future__ import annotations
@@ -20,28 +33,30 @@ import contextlib
 import dataclasses
 import logging
 import os
+import signal
 import sys
 import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
 from bayesnet.catalog import network_summary
-from hybridbn.options import FILE, FLAG, INT, TEXT, Choice, Param
+from hybridbn.interrupt import catching_signals, exit_code
+from hybridbn.options import FILE, FLAG, INT, NAMES, TEXT, Choice, Param
+from hybridbn.progress import ProgressDisplay
 from pipeline.apps.grid import add_grid_options, command_grid
 from pipeline.apps.learn import check_source, check_whole_network_stage, run_config
-from pipeline.apps.report import format_network_list, format_run_summary, write_report
-from pipeline.core.cache import FINAL, CacheError, StageCache, StageInterrupted
+from pipeline.apps.report import describe_config, format_network_list, write_report
+from pipeline.core.cache import LIMITED, CacheError, StageCache
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import GROUPS, SCORE_FILE_SUFFIXES, STAGES, TABLE_SOLVERS, ConfigError
 from pipeline.core.executors import connect_scheduler
 from pipeline.core.preflight import check_sizes, check_writable_folder
-from pipeline.core.stages import dag_of, variable_names
+from pipeline.core.stopping import StageStopped
 
 logger = logging.getLogger(__name__)
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
-EXIT_INTERRUPTED = 130
 
 RUN_EXAMPLES = """\
 examples:
@@ -118,8 +133,9 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
              "of a grid (default 1)",
     )
     group.add_argument(
-        "--quiet", action="store_true", help="no progress bars (also hidden when stderr is not a terminal)"
-    )
+        "--quiet", action="store_true",
+        help="print no header and no progress on stderr (progress bars show on a terminal only; the solver's "
+             "progress shows as a plain line every 15 s when stderr is not a terminal)")
     group.add_argument("--debug", action="store_true", help="debug logging and full tracebacks on errors")
 
 
@@ -152,8 +168,10 @@ def _argument(option: Param | Choice) -> dict:
     if option.none:
         kind = _or_none(kind, "an integer" if kind is int else "a number")
     keywords = {"default": default, "metavar": option.metavar, "help": help_text, "type": kind}
-    if option.kind == FILE:
+    if option.kind in (FILE, NAMES):
         keywords["type"] = str
+    if option.kind == NAMES:
+        keywords["nargs"] = "+"
     if option.choices:
         keywords["choices"] = option.choices
     return keywords
@@ -210,7 +228,8 @@ def check_score_export(path: str | None, cfg: RunConfig, stage: str) -> None:
 
 
 def setup_logging(debug: bool) -> None:
-    """Warnings and errors on stderr; everything with --debug (--quiet only hides progress bars)."""
+    """Warnings and errors on stderr; everything with --debug (--quiet only hides the header and
+    the progress)."""
     level = logging.DEBUG if debug else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s", stream=sys.stderr, force=True)
     if not debug:  # warnings as one line each, without the library's source line
@@ -220,6 +239,23 @@ def setup_logging(debug: bool) -> None:
 def show_progress(quiet: bool) -> bool:
     """Progress bars only on an interactive terminal and without --quiet."""
     return not quiet and sys.stderr.isatty()
+
+
+def run_header(cfg: RunConfig, stage: str) -> str:
+    """The line a run prints on stderr before any work: its source and settings (as the summary's
+    first line) and its limits."""
+    extra = []
+    if cfg.budget is not None:
+        extra.append(f"budget {cfg.budget:g} s")
+    elif cfg.time_limit is None and STAGES.index(stage) >= STAGES.index("solve"):
+        extra.append("no time limit")
+    if cfg.bootstrap is not None:
+        extra.append(f"bootstrap {cfg.bootstrap}")
+    if cfg.select is not None:
+        extra.append(f"selecting among {cfg.select!r}")
+    if stage != STAGES[-1]:
+        extra.append(f"up to the {stage} stage")
+    return "learning " + describe_config(cfg) + "".join(f"; {x}" for x in extra)
 
 
 def make_cache(args: argparse.Namespace) -> StageCache:
@@ -237,25 +273,73 @@ def cmd_run(args: argparse.Namespace) -> int:
     if STAGES.index(args.stage) >= STAGES.index("solve"):
         check_writable_folder("--output-dir", Path(args.output_dir))
     cache = make_cache(args)
+    display = None if args.quiet else ProgressDisplay()
+    if display is not None:
+        print(run_header(cfg, args.stage), file=sys.stderr, flush=True)
+    with catching_signals() as stop, _logs_on_their_own_lines(display):
+        try:
+            result, written = _run_and_write(args, cache, cfg, display)
+        except KeyboardInterrupt as exc:  # a stop before the solve, or a second signal: no result
+            return _stopped(exc, stop.signum)
+        print(result.summary(output=written))
+        for note in _completion_notes(result.artifacts):
+            print(note)
+        if not result.interrupted:
+            return 0
+        signum = stop.signum or signal.SIGINT  # none recorded: SCIP caught the Ctrl-C itself
+    print(f"interrupted by {signal.Signals(signum).name}: the best DAG found so far is reported and written, not "
+          "cached as final; rerun the same command to resume (the exact ILP warm-starts from this DAG)",
+          file=sys.stderr)
+    return exit_code(signum)
+
+
+def _run_and_write(args: argparse.Namespace, cache: StageCache, cfg: RunConfig, display: ProgressDisplay | None):
+    """The run's result and the output folder written (None before the solve stage); the
+    display closed after."""
     try:
-        result = _run(args, cache, cfg)
-    except StageInterrupted as exc:  # Ctrl-C in a stage that still had a result: report it, cache nothing
-        print(format_run_summary(cfg, exc.artifacts))
-        print(_interruption_report(exc))
-        print("interrupted: this result is not cached as final; re-run the same command to resume "
-              "(the exact ILP warm-starts from this DAG)", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if args.write_scores:
-        result.write_scores(args.write_scores)
-    written = result.write(args.output_dir, cpt=args.cpt) if "solve" in result.artifacts else None
-    print(result.summary(output=written))
-    for note in _completion_notes(result.artifacts):
-        print(note)
-    return 0
+        result = _run(args, cache, cfg, display)
+        if args.write_scores:
+            result.write_scores(args.write_scores)
+        written = result.write(args.output_dir, cpt=args.cpt, progress=display) if "solve" in result.artifacts else None
+    finally:
+        if display is not None:
+            display.close()
+    return result, written
 
 
-def _run(args: argparse.Namespace, cache: StageCache, cfg: RunConfig):
-    """The stages of one run, scored on the Dask scheduler given by ``--scheduler`` if any."""
+@contextlib.contextmanager
+def _logs_on_their_own_lines(display: ProgressDisplay | None):
+    """Inside the block, a warning logged while the display's status line is open on a terminal
+    (e.g. the stop request's) ends that line first, so the two do not run into each other."""
+    if display is None or not display.interactive:
+        yield
+        return
+
+    def end_status_line(record: logging.LogRecord) -> bool:
+        display.close()
+        return True
+
+    handlers = list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(end_status_line)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(end_status_line)
+
+
+def _stopped(exc: KeyboardInterrupt, signum: int | None) -> int:
+    """One line on stderr for a run stopped with no result to report (before the solve, in a
+    grid, or by a second signal); its exit status (``signum``: the stop request's signal, if known)."""
+    stage = f" during the {exc.stage} stage" if isinstance(exc, StageStopped) else ""
+    print(f"interrupted{stage}: finished stages are cached; rerun the same command to resume", file=sys.stderr)
+    return exit_code(getattr(exc, "signum", None) or signum or signal.SIGINT)
+
+
+def _run(args: argparse.Namespace, cache: StageCache, cfg: RunConfig, display: ProgressDisplay | None):
+    """The stages of one run, scored on the Dask scheduler given by ``--scheduler`` if any; the
+    solver's progress (and the bootstrap's, the selection's) shown on ``display``."""
     with contextlib.ExitStack() as stack:
         split = {}
         if args.scheduler:
@@ -264,14 +348,14 @@ def _run(args: argparse.Namespace, cache: StageCache, cfg: RunConfig):
             threads = sum(executor.client.nthreads().values())
             split = {"score_executor": executor, "score_groups": args.score_groups or 4 * max(1, threads)}
         return run_config(cfg, cache, stage=args.stage, progress=show_progress(args.quiet), n_jobs=args.jobs,
-                          **split)
+                          report=display, **split)
 
 
 def _completion_notes(artifacts) -> list[str]:
     """One line per stage stopped by a limit: whether it was computed now or reused from the cache."""
     notes = []
     for stage, art in artifacts.items():
-        if art.completion == FINAL:
+        if art.completion != LIMITED:
             continue
         result = art.meta.get("result", {})
         status = result.get("status") if stage == "solve" else art.meta.get("status")
@@ -281,20 +365,6 @@ def _completion_notes(artifacts) -> list[str]:
         notes.append(f"note: the {stage} stage stopped at a limit (status {status}{reason}), not a final result; "
                      f"{origin}: a rerun with the same options reuses it, a larger limit {larger}")
     return notes
-
-
-def _interruption_report(exc: StageInterrupted) -> str:
-    """The interrupted stage's result: for a solve the best DAG found, its objective, bound and gap."""
-    art = exc.artifact
-    if art.stage != "solve":
-        return f"INTERRUPTED during the {art.stage} stage"
-    result = art.meta["result"]
-    names = variable_names(exc.artifacts)
-    arcs = [f"{names[p]} -> {names[c]}" for p, c in zip(*dag_of(art).nonzero())]
-    gap = result.get("gap")
-    return (f"INTERRUPTED solve: best DAG found so far (objective {result.get('objective')}, dual bound "
-            f"{result.get('dual_bound')}, gap {'-' if gap is None else f'{100 * gap:.4g}%'}), "
-            f"{len(arcs)} arcs: " + ", ".join(arcs))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -316,13 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `run.py --list-networks | head`
         sys.stdout = open(os.devnull, "w")
         return 0
-    except StageInterrupted as exc:  # e.g. in a grid job (a single run reports it in cmd_run)
-        print(f"interrupted in the {exc.artifact.stage} stage: its result is not cached; re-run the same "
-              "command to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        print("interrupted: finished stages are cached; re-run the same command to resume", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:  # e.g. Ctrl-C in a parallel grid (a single run reports it in cmd_run)
+        return _stopped(exc, None)
     except Exception as exc:  # one line unless --debug
         if args.debug:
             raise

@@ -15,10 +15,15 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     structure_priors = ["none"]   # expected parents per node of the arc prior; "none" = uniform
     ess = [1.0]
     palims = [3]                  # "none" = no parent limit
-    solvers = ["ilp"]             # ilp | kg | kastar | ges | sges
+    solvers = ["ilp"]             # ilp | kg | kastar | hc | tabu | ges | sges
     treewidths = ["none"]         # treewidth bound (needed by kg, kastar; optional for ilp)
     within_bags = [false]         # ilp inside the cops tree decomposition (methods = ["cops"])
     sges_bounds = ["parents:3"]   # SGES property bounds
+    restart = 0                   # hc / tabu: random restarts (bnlearn's restart), each after
+    perturb = 1                   #   this many random arc moves (perturb)
+    max_iter = 10000              #   at most this many arc moves in all (omit: none)
+    tabu = 10                     # tabu: length of the tabu list (bnlearn's tabu)
+    max_tabu = 10                 #   moves without a new best before a climb ends (omit: = tabu)
     time_limit = 600              # seconds per solve (omit: none)
     memory_limit = 6000           # megabytes SCIP may hold per ILP solve (omit: none)
     cops_time_limit = 600         # seconds per cops-and-robbers restriction (omit: none)
@@ -39,7 +44,10 @@ ESS for non-BDeu scores, the SGES bound for other solvers, the candidate count f
 are normalised and the duplicates dropped. A job is a pure function of its parameters: its stages
 go through the shared stage cache, and its results row is cached as a ``job`` artifact, so a
 finished job is never recomputed and an interrupted grid resumes where it stopped.
-A failing job is recorded with its error and the grid goes on.
+A failing job is recorded with its error and the grid goes on. A job whose solve a stop request
+ended (Ctrl-C, SIGTERM: :mod:`hybridbn.interrupt`) is recorded with status ``interrupted`` (with
+the objective, bound and gap its solve reached), never cached; the grid then stops, lists the jobs
+it did not run as ``missing``, writes its results table and exits with 130 or 143.
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ import contextlib
 import itertools
 import logging
 import re
+import signal
+import sys
 import time
 import tomllib
 from dataclasses import dataclass, replace
@@ -60,11 +70,12 @@ from tqdm import tqdm
 
 from bayesnet.catalog import UnknownNetworkError, check_network, is_network_file
 from hybridbn.errors import HybridBNError
+from hybridbn.interrupt import catching_signals, exit_code, stop_requested
 from hybridbn.options import FILE, Choice, Param
 from pipeline.apps.bootstrap import run_bootstrap
 from pipeline.apps.selection import select_config
 from pipeline.core.atomic import replace_file, write_error
-from pipeline.core.cache import Artifact, StageCache, stage_key
+from pipeline.core.cache import Artifact, StageCache, StageInterrupted, stage_key
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import CHOICES, OPTIONS, PARAM_COLUMNS
 from pipeline.core.executors import DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
@@ -300,8 +311,10 @@ def run_job(
     """Run one grid job (all stages, plus the unrestricted baseline) and return its results row.
 
     Never raises for a failing job: the row then has ``status = "error"`` and the message.
-    The row of a successful job is cached, so a re-run of the grid skips it. On a Dask worker
-    with ``score_groups > 1`` the score stage is spread over the cluster as that many tasks.
+    The row of a successful job is cached, so a re-run of the grid skips it. A job whose solve a
+    stop request ended has ``status = "interrupted"`` (the objective, bound and gap of its run's
+    solve) and is not cached. On a Dask worker with ``score_groups > 1`` the score stage is
+    spread over the cluster as that many tasks.
     """
     cache = StageCache(cache_root, enabled=cache_enabled)
     key = job_key(cfg, baseline)
@@ -310,6 +323,7 @@ def run_job(
         return {**hit.frames["row"].iloc[0].to_dict(), "cached": True}
     row: dict[str, Any] = {**_param_columns(cfg), "key": key}
     start = time.perf_counter()
+    phase = "selection"
     try:
         with contextlib.ExitStack() as stack:
             split: dict[str, Any] = {}
@@ -319,11 +333,18 @@ def run_job(
                 client = stack.enter_context(worker_client())
                 split = {"score_executor": DaskExecutor(client), "score_groups": score_groups}
             chosen, selection = select_config(cfg, cache)
+            phase = "run"
             arts = run_stages(cache, chosen, **split)
+            phase = "baseline"
             base = run_stages(cache, chosen.unrestricted(), upto="solve", **split) if baseline else None
         row.update(job_row(arts, base), **({} if selection is None else selection.columns()))
         if cfg.bootstrap is not None:
+            phase = "bootstrap"
             row.update(run_bootstrap(chosen, cache, arts["data"]).columns())
+    except StageInterrupted as exc:  # recorded, never cached; the grid stops
+        solved = exc.artifact.meta["result"] if phase == "run" else {}  # not a fold's, a replicate's, the baseline's
+        row.update(status="interrupted", **{k: solved.get(k) for k in ("objective", "dual_bound", "gap")})
+        return {**row, "cached": False}
     except Exception as exc:  # recorded, the grid goes on
         logger.debug("job failed", exc_info=True)
         row.update(status="error", error=error_text(exc))
@@ -347,8 +368,10 @@ def run_grid(
     """Run the jobs of ``grid`` (all, or those in ``indices``) and return the results table.
 
     Finished jobs found in the cache are read, not re-run; with ``collect_only`` the others are
-    not run either but listed with status ``missing``. On Ctrl-C the executor is shut down and
-    ``KeyboardInterrupt`` propagates; every artifact written so far stays valid.
+    not run either but listed with status ``missing``. After a job recorded as ``interrupted``, or
+    at a stop request, no further job starts and those not run are listed as ``missing``. On
+    Ctrl-C outside a solve the executor is shut down and ``KeyboardInterrupt`` propagates; every
+    artifact written so far stays valid.
     """
     executor = executor or LocalExecutor(1)
     selected = list(range(len(grid.configs))) if indices is None else list(indices)
@@ -367,6 +390,7 @@ def run_grid(
     root = str(cache.root.resolve())  # workers on other nodes may start in another directory
     args = [(grid.configs[i], root, cache.enabled, grid.baseline, grid.score_groups) for i in todo]
     bar = tqdm(total=len(todo), desc=f"grid {grid.name}", disable=not progress, unit="job")
+    stopped = False
     try:
         for pos, result, exc in executor.map_unordered(run_job, args):
             i = todo[pos]
@@ -379,12 +403,17 @@ def run_grid(
             if result.get("status") == "error":
                 logger.warning("job %d failed: %s", i, result.get("error"))
             bar.update()
+            if result.get("status") == "interrupted" or stop_requested() is not None:
+                stopped = True
+                break
     except KeyboardInterrupt:
         executor.close(cancel=True)
         raise
     finally:
         bar.close()
-    executor.close()
+    executor.close(cancel=stopped)
+    rows.update({i: {**_param_columns(grid.configs[i]), "status": "missing", "cached": False}
+                 for i in todo if i not in rows})
     return results_frame(rows)
 
 
@@ -444,7 +473,24 @@ def _executor(args: argparse.Namespace):
 
 
 def command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) -> int:
-    """``run.py grid FILE``: run (or list, or run one task of) a grid; writes the results table."""
+    """``run.py grid FILE``: run (or list, or run one task of) a grid; writes the results table.
+    When its jobs run in this process, SIGINT and SIGTERM stop the running solve
+    (:func:`hybridbn.interrupt.catching_signals`): the job is recorded as interrupted and the exit
+    status is 130 or 143."""
+    in_process = args.task is not None or args.collect or (args.jobs == 1 and not args.scheduler and not args.cluster)
+    with catching_signals() if in_process else contextlib.nullcontext():
+        return _command_grid(args, cache, progress)
+
+
+def _interrupted() -> int:
+    """Say that a job was interrupted; the exit status of the signal (SIGINT when none was recorded:
+    SCIP caught a worker's Ctrl-C itself)."""
+    print("interrupted: the interrupted job is recorded as such, not cached; rerun the same command to resume",
+          file=sys.stderr)
+    return exit_code(stop_requested() or signal.SIGINT)
+
+
+def _command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) -> int:
     grid = load_grid(args.grid_file)
     n = len(grid.configs)
     if args.list_tasks:
@@ -459,6 +505,8 @@ def command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) ->
         row = frame.iloc[0]
         print(describe_job(args.task, grid.configs[args.task]))
         print(f"status {row['status']}" + (f": {row['error']}" if row.get("status") == "error" else ""))
+        if row["status"] == "interrupted":
+            return _interrupted()
         return 1 if row["status"] == "error" else 0
     folder = Path(args.output_dir) / f"grid-{grid.name}"
     check_writable_folder("--output-dir", folder)
@@ -467,7 +515,10 @@ def command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) ->
     path = write_results(frame, folder)
     failed = int((frame["status"] == "error").sum())
     missing = int((frame["status"] == "missing").sum())
+    interrupted = int((frame["status"] == "interrupted").sum())
     cached = int(frame["cached"].sum())
-    print(f"{n} jobs ({cached} from cache, {failed} failed, {missing} not run); "
+    print(f"{n} jobs ({cached} from cache, {failed} failed, {interrupted} interrupted, {missing} not run); "
           f"results in {path} and results.csv")
+    if interrupted:
+        return _interrupted()
     return 1 if failed or missing else 0

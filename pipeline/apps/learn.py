@@ -8,31 +8,48 @@
 network to sample from: ``.bif`` / ``.bif.gz``; a score table: ``.jkl`` / ``.jkl.gz``) or a
 benchmark network name, and the options of ``run.py`` under their :class:`RunConfig` names
 (``rows``, ``seed``, ``method``, ``alpha``, ``palim``, ``solver``, ``missing``, ``budget``...).
-The command line (:mod:`pipeline.apps.cli`) is a thin layer over :func:`run_config`, which this
-function calls too, so both share the stage cache.
+Expert knowledge may be given as files or as Python objects (``required=[("rain", "wet")]``,
+``tiers={"season": 0, "rain": 1}``, DataFrames; :func:`pipeline.core.knowledge.knowledge_rows`),
+checked as the files are. ``name`` names the learned network (``data`` for a DataFrame). Errors
+name the options as keywords (``alpha must lie strictly between 0 and 1``), an unknown keyword
+with the closest ones. The command line (:mod:`pipeline.apps.cli`) is a thin layer over
+:func:`run_config`, which this function calls too, so both share the stage cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import difflib
+import signal
+import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 
 from bayesnet.catalog import UnknownNetworkError, check_network, is_network_file
+from hybridbn.errors import HybridBNError
+from hybridbn.interrupt import catching_signals, stop_requested
+from hybridbn.options import TEXT, Param, keyword_spelling
+from hybridbn.progress import Callback, reporting
 from pipeline.apps.bootstrap import run_bootstrap
 from pipeline.apps.learned import LearnResult
 from pipeline.apps.selection import select_config
-from pipeline.core.cache import StageCache
+from pipeline.core.cache import StageCache, StageInterrupted
 from pipeline.core.config import RunConfig
-from pipeline.core.declarations import SCORE_FILE_SUFFIXES, SOURCE_OPTIONS, STAGES, ConfigError
-from pipeline.core.preflight import check_readable
+from pipeline.core.declarations import KNOWLEDGE, OPTIONS, SCORE_FILE_SUFFIXES, SOURCE_OPTIONS, STAGES, ConfigError
+from pipeline.core.knowledge import knowledge_rows
+from pipeline.core.preflight import check_columns, check_readable
 from pipeline.core.stages import run_stages
+from pipeline.core.stopping import StageStopped
 
 #: learn() options that are not RunConfig fields
 RUN_OPTIONS = ("cache_dir", "use_cache", "stage", "progress", "n_jobs")
 DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".feather")
+STAGE = Param("stage", TEXT, "evaluate", "run up to this stage", choices=STAGES)
+FRAME_NAME = "data"
+"""The name of a network learned from a DataFrame when ``name`` is not given."""
 
 
 def learn(
@@ -41,7 +58,7 @@ def learn(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     stage: str = "evaluate",
-    progress: bool = False,
+    progress: bool | Callback = False,
     n_jobs: int = 1,
     **options: Any,
 ) -> LearnResult:
@@ -52,15 +69,41 @@ def learn(
     ``treewidth``, ``bootstrap``, ``threshold``, ...); ``stage`` stops after that stage; the
     stage cache lives in ``cache_dir`` (default as for ``run.py``) unless ``use_cache`` is false.
     With ``bootstrap=B`` the B networks are learned in ``n_jobs`` processes. Bad options raise
-    :class:`ValueError` naming the option before any work starts.
+    :class:`ValueError` naming the option (as a keyword) before any work starts.
+
+    ``progress``: ``True`` shows the stages' progress bars and the solver's progress (elapsed
+    time, incumbent, bound, gap, nodes; the bootstrap's and the selection's networks) on stderr,
+    a callable receives those records (:mod:`hybridbn.progress`), ``False`` shows nothing. Ctrl-C
+    (or SIGTERM) during the solve returns the best network found so far with status
+    ``interrupted``, its bound and gap, and a warning (it is not cached: the same call resumes
+    from it); in another stage it raises ``KeyboardInterrupt`` with the stages finished cached.
     """
-    if stage not in STAGES:
-        raise ConfigError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
-    cfg, frame = config_for(source, options)
-    check_whole_network_stage(cfg, stage)
-    cache = StageCache(cache_dir, enabled=use_cache)
-    cache.check_writable()
-    return run_config(cfg, cache, stage=stage, progress=progress, n_jobs=n_jobs, frame=frame)
+    with keyword_messages():
+        stage = STAGE.validated(stage)
+        cfg, frame = config_for(source, options)
+        check_whole_network_stage(cfg, stage)
+        cache = StageCache(cache_dir, enabled=use_cache)
+        cache.check_writable()
+        with reporting(progress) as report, catching_signals():
+            result = run_config(cfg, cache, stage=stage, progress=progress is True, n_jobs=n_jobs, frame=frame,
+                                report=report)
+    if result.interrupted:
+        gap = "-" if result.gap is None else f"{result.gap:.4%}"
+        warnings.warn(f"the solve was interrupted: this is its best network so far (objective {result.objective:.6g}, "
+                      f"gap {gap}), not cached; the same call resumes from it", stacklevel=2)
+    return result
+
+
+@contextlib.contextmanager
+def keyword_messages() -> Iterator[None]:
+    """The project's errors raised inside, their messages spelt for a Python caller: options as
+    keywords (``alpha``, ``treewidth=K``), not flags (:func:`hybridbn.options.keyword_spelling`)."""
+    try:
+        yield
+    except HybridBNError as exc:
+        if len(exc.args) == 1 and isinstance(exc.args[0], str):
+            exc.args = (keyword_spelling(exc.args[0], (*OPTIONS, STAGE)),)
+        raise
 
 
 def config_for(source: pd.DataFrame | str | Path, options: dict[str, Any]) -> tuple[RunConfig, pd.DataFrame | None]:
@@ -69,14 +112,15 @@ def config_for(source: pd.DataFrame | str | Path, options: dict[str, Any]) -> tu
     sources = {p.name for p in SOURCE_OPTIONS}
     unknown = sorted(set(options) - fields)
     if unknown:
-        allowed = ", ".join(sorted(fields - sources) + list(RUN_OPTIONS))
-        raise ConfigError(f"unknown option {unknown[0]!r}; options are {allowed}")
+        raise ConfigError(unknown_option(unknown[0], sorted(fields - sources) + list(RUN_OPTIONS)))
     given = sorted(sources & set(options))
     if given:
         raise ConfigError(f"give the data as the first argument, not as {given[0]}=")
+    options = {**options, **{p.name: knowledge_rows(options[p.name], p.name) for p in KNOWLEDGE
+                             if options.get(p.name) is not None}}
     frame = None
     if isinstance(source, pd.DataFrame):
-        frame, where = source, {"data": "DataFrame"}
+        frame, where = source, {"data": "DataFrame", "name": options.pop("name", None) or FRAME_NAME}
     elif isinstance(source, (str, Path)):
         where = {source_kind(str(source)): str(source)}
     else:
@@ -84,7 +128,17 @@ def config_for(source: pd.DataFrame | str | Path, options: dict[str, Any]) -> tu
     cfg = RunConfig(**where, **options).validated()
     if frame is None:
         check_source(cfg)
+    else:
+        check_columns(cfg, frame)
     return cfg, frame
+
+
+def unknown_option(name: str, accepted: list[str]) -> str:
+    """The message for an unknown keyword: the closest accepted ones, or all when none is close."""
+    close = difflib.get_close_matches(name, accepted, n=3)
+    if close:
+        return f"unknown option {name!r}; did you mean {' or '.join(map(repr, close))}?"
+    return f"unknown option {name!r}; options are {', '.join(accepted)}"
 
 
 def source_kind(source: str) -> str:
@@ -99,7 +153,8 @@ def source_kind(source: str) -> str:
 
 def check_source(cfg: RunConfig) -> None:
     """Fail early on an unknown network name, or a network, data or score file that is missing,
-    a directory or unreadable."""
+    a directory or unreadable, or a data file whose header names no variable (an index column,
+    :func:`pipeline.core.preflight.check_columns`)."""
     if cfg.network is not None:
         if is_network_file(cfg.network) and Path(cfg.network).exists():
             check_readable("--network", Path(cfg.network))
@@ -111,6 +166,7 @@ def check_source(cfg: RunConfig) -> None:
         if not Path(str(cfg.data)).exists():
             raise ConfigError(f"data file not found: {cfg.data}")
         check_readable("--data", Path(str(cfg.data)))
+        check_columns(cfg)
     elif cfg.scores is not None:
         if not Path(str(cfg.scores)).exists():
             raise ConfigError(f"--scores: file not found: {cfg.scores}")
@@ -133,15 +189,38 @@ def run_config(
     frame: pd.DataFrame | None = None,
     score_executor=None,
     score_groups: int = 1,
+    report: Callback | None = None,
 ) -> LearnResult:
     """Run the stages of a validated configuration (the shared core of the API and the CLI);
     with ``cfg.select`` first the cross-validation that chooses the setting
     (:mod:`pipeline.apps.selection`), with ``cfg.bootstrap`` also the bootstrap networks
-    (:mod:`pipeline.apps.bootstrap`), each in a pool of ``n_jobs`` processes or on ``score_executor``."""
-    cfg, selection = select_config(cfg, cache, frame, jobs=n_jobs, executor=score_executor, progress=progress)
-    artifacts = run_stages(cache, cfg, upto=stage, progress=progress, n_jobs=n_jobs,
-                           score_executor=score_executor, score_groups=score_groups, frame=frame)
+    (:mod:`pipeline.apps.bootstrap`), each in a pool of ``n_jobs`` processes or on ``score_executor``.
+    ``progress`` shows the stages' progress bars, ``report`` receives the progress records.
+
+    An interrupted solve of the run (:class:`StageInterrupted`) gives the result of its best DAG
+    (:attr:`LearnResult.interrupted`); one of the selection or the bootstrap, which has no network
+    of the run to give, raises :class:`StageStopped`, as a stop request in any other stage does."""
+    with _stopped_in("selection"):
+        cfg, selection = select_config(cfg, cache, frame, jobs=n_jobs, executor=score_executor, report=report)
+    try:
+        artifacts = run_stages(cache, cfg, upto=stage, progress=progress, n_jobs=n_jobs,
+                               score_executor=score_executor, score_groups=score_groups, frame=frame, report=report)
+    except StageInterrupted as exc:  # the best DAG so far, never cached
+        return LearnResult(cfg, exc.artifacts, None, selection)
     boot = None
     if cfg.bootstrap is not None and "solve" in artifacts:
-        boot = run_bootstrap(cfg, cache, artifacts["data"], jobs=n_jobs, executor=score_executor, progress=progress)
+        with _stopped_in("bootstrap"):
+            boot = run_bootstrap(cfg, cache, artifacts["data"], jobs=n_jobs, executor=score_executor, report=report)
     return LearnResult(cfg, artifacts, boot, selection)
+
+
+@contextlib.contextmanager
+def _stopped_in(stage: str) -> Iterator[None]:
+    """A stop in one of ``stage``'s networks (an interrupted solve, or a stage stopped) as
+    :class:`StageStopped` in ``stage``."""
+    try:
+        yield
+    except StageStopped as exc:
+        raise StageStopped(stage, exc.signum) from None
+    except StageInterrupted:
+        raise StageStopped(stage, stop_requested() or signal.SIGINT) from None

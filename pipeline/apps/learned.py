@@ -1,9 +1,10 @@
-"""What one run learned, as returned by :func:`hybridbn.learn`: the DAG, its CPDAG, the fitted
-parameters, the solver's objective / bound / gap / status, per-stage times and counts, the
-evaluation against the true network when one is known, and conversions (edge list, networkx,
-BIF, DOT) and the output folder of ``run.py``; with ``bootstrap=B`` also the arc strengths and
-the averaged network of B bootstrap networks (:attr:`LearnResult.bootstrap`); with ``select``
-the cross-validation that chose the setting (:attr:`LearnResult.selection`).
+"""What one run learned, as returned by :func:`hybridbn.learn`: the DAG, its CPDAG (under the
+expert knowledge, if any), the fitted parameters, the solver's objective / bound / gap / status,
+per-stage times and counts, the evaluation against the true network when one is known, and
+conversions (edge list, networkx, BIF, DOT, pgmpy, pyAgrum) and the output folder of ``run.py``;
+with ``bootstrap=B`` also the arc strengths and the averaged network of B bootstrap networks
+(:attr:`LearnResult.bootstrap`); with ``select`` the cross-validation that chose the setting
+(:attr:`LearnResult.selection`).
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ import pandas as pd
 
 from bayesnet.bif import format_bif
 from bayesnet.fitting import fit_cpts
+from bayesnet.interop import to_pgmpy, to_pyagrum
 from graphs.export import to_dot, to_edge_frame
-from graphs.pdag import dag_to_cpdag
 from pipeline.apps.outputs import write_outputs
 from pipeline.apps.report import format_run_summary
 from pipeline.core.atomic import replace_file
 from pipeline.core.budget import budget_record
-from pipeline.core.cache import Artifact
+from hybridbn.progress import reporting
+from pipeline.core.cache import INTERRUPTED, Artifact
 from pipeline.core.config import RunConfig
-from pipeline.core.stages import dag_of, dataset_of, table_of, variable_names
+from pipeline.core.stages import (dag_of, dataset_of, equivalence_class, knowledge_matrices, table_of,
+                                   variable_names)
 from scores.jkl import jkl_bytes, name_writable
 
 
@@ -72,9 +75,11 @@ class LearnResult:
 
     @cached_property
     def cpdag(self) -> np.ndarray:
-        """The CPDAG (equivalence class) of the DAG: ``P[i, j] & ~P[j, i]`` a compelled arc,
-        ``P[i, j] & P[j, i]`` a reversible (undirected) edge."""
-        return dag_to_cpdag(self.adjacency)
+        """The equivalence class of the DAG: ``P[i, j] & ~P[j, i]`` a compelled arc, ``P[i, j] &
+        P[j, i]`` a reversible (undirected) edge. Its CPDAG, or with expert knowledge the maximally
+        oriented PDAG under it (Meek's rules with background knowledge: an arc the tiers or the
+        required arcs fix is compelled, with what follows from it)."""
+        return equivalence_class(self.adjacency, knowledge_matrices(self.config, self.names))
 
     # ---------------------------------------------------------------------------- solver
     @property
@@ -101,9 +106,20 @@ class LearnResult:
     @property
     def status(self) -> str:
         """Solver status, e.g. ``optimal``, ``timelimit``, ``converged``; ``limited`` when ``--budget``
-        cut the scoring (the solver's own status is ``solver_result["solver_status"]``, the
-        reason ``solver_result["reason"]``)."""
+        cut the scoring, ``interrupted`` when a stop request (Ctrl-C, SIGTERM) ended the solve (the
+        solver's own status is ``solver_result["solver_status"]``, the reason ``solver_result["reason"]``)."""
         return str(self.solver_result.get("status"))
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether a stop request ended the solve: the DAG is the best found so far, not cached."""
+        return "solve" in self.artifacts and self.artifacts["solve"].completion == INTERRUPTED
+
+    @property
+    def trajectory(self) -> list[tuple[float, float | None, float | None]]:
+        """The solve's ``(seconds, incumbent objective, bound)`` points (:class:`hybridbn.progress.Trajectory`;
+        ``None`` where not known: no bound for the heuristics); empty for GES / SGES."""
+        return [(float(t), primal, dual) for t, primal, dual in self.solver_result.get("trajectory") or []]
 
     # ---------------------------------------------------------------------------- stages
     @property
@@ -128,7 +144,9 @@ class LearnResult:
 
     @property
     def evaluation(self) -> dict[str, Any] | None:
-        """SHD (between CPDAGs), skeleton precision / recall / F1 and arc differences against the
+        """SHD (between the equivalence classes of :attr:`cpdag`; with knowledge
+        ``knowledge_conflicts_truth`` says whether the true network breaks it, the SHD then being
+        against its plain CPDAG), skeleton precision / recall / F1 and arc differences against the
         network that generated the data; None when it is not known (user data, score files)."""
         art = self.artifacts.get("evaluate")
         if art is None or art.meta.get("truth") is None:
@@ -152,7 +170,8 @@ class LearnResult:
 
     # ------------------------------------------------------------------------ conversions
     def to_edge_frame(self, cpdag: bool = False) -> pd.DataFrame:
-        """Columns ``source``, ``target``, ``directed``: the DAG's arcs, or the CPDAG's edges."""
+        """Columns ``source``, ``target``, ``directed``: the DAG's arcs, or the edges of :attr:`cpdag`
+        (under the knowledge, if any)."""
         return to_edge_frame(self.cpdag if cpdag else self.adjacency, self.names)
 
     def to_networkx(self):
@@ -170,18 +189,31 @@ class LearnResult:
         """BIF text of the DAG with fitted CPTs (see :meth:`parameters`)."""
         return format_bif(self.parameters(method))
 
+    def to_pgmpy(self, method: str = "bayes"):
+        """The DAG with fitted CPTs (see :meth:`parameters`) as pgmpy's ``DiscreteBayesianNetwork``
+        (needs pgmpy >= 1.0: ``pip install 'hybridbn[pgmpy]'``)."""
+        return to_pgmpy(self.parameters(method))
+
+    def to_pyagrum(self, method: str = "bayes"):
+        """The DAG with fitted CPTs (see :meth:`parameters`) as pyAgrum's ``BayesNet`` (needs
+        pyAgrum: ``pip install 'hybridbn[pyagrum]'``)."""
+        return to_pyagrum(self.parameters(method))
+
     def to_dot(self) -> str:
-        """Graphviz DOT of the CPDAG (compelled arcs vs reversible edges)."""
+        """Graphviz DOT of :attr:`cpdag` (compelled arcs vs reversible edges)."""
         return to_dot(self.cpdag, self.names)
 
-    def write(self, output_dir: str | Path = "output", cpt: str = "bayes") -> Path:
+    def write(self, output_dir: str | Path = "output", cpt: str = "bayes", progress=False) -> Path:
         """Write the files of ``run.py`` (edges.csv, network.dot, network.bif, model.txt,
-        result.json; with the bootstrap strengths.csv, averaged.csv, bootstrap.json, averaged.png;
-        with the selection selection.csv, selection.json) to ``<output_dir>/<source>-<key>/`` and
-        return that folder."""
+        result.json, pictures; convergence.png for a solve stopped early; with the bootstrap
+        strengths.csv, averaged.csv, bootstrap.json, averaged.png; with the selection
+        selection.csv, selection.json) to ``<output_dir>/<source>-<key>/`` and return that folder.
+        ``progress`` (as for :func:`hybridbn.learn`) reports the drawing of large networks."""
         self._stage("solve")
         extra = tuple(x.write for x in (self.selection, self.bootstrap) if x is not None)
-        return write_outputs(Path(output_dir), self.config, self.artifacts, cpt_method=cpt, extra_writers=extra)
+        with reporting(progress) as report:
+            return write_outputs(Path(output_dir), self.config, self.artifacts, cpt_method=cpt,
+                                 extra_writers=extra, report=report)
 
     def write_scores(self, path: str | Path) -> Path:
         """Export the scores stage's table as a ``.jkl`` file (GOBNILP / BLIP format; by name when

@@ -1,7 +1,7 @@
 """Pictures of a learned network for its output folder.
 
-* ``network.png`` / ``network.svg``: the learned CPDAG (compelled arcs solid, reversible edges
-  dashed grey without heads, as in ``network.dot``);
+* ``network.png`` / ``network.svg``: the learned CPDAG, or with expert knowledge the PDAG under
+  it (compelled arcs solid, reversible edges dashed grey without heads, as in ``network.dot``);
 * ``comparison.png`` / ``comparison.svg`` when the true network is known: learned against true
   CPDAG in the style of bnlearn's ``graphviz.compare`` (correct, extra, missing dashed, reversed,
   misoriented; :func:`graphs.metrics.edge_classes`), with a legend counting each class;
@@ -20,6 +20,7 @@ import importlib.util
 import logging
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -31,6 +32,7 @@ from graphs.export import dot_quote, edge_list
 from graphs.layout import layered_layout
 from graphs.metrics import EDGE_CLASSES, edge_classes
 from graphs.pdag import dag_to_cpdag, pdag_to_dag
+from hybridbn.progress import Callback, progress_record
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +50,8 @@ STYLES = {
 }
 MAX_NODES = 300
 """Larger networks are not drawn (a picture of hundreds of nodes is not readable)."""
+SLOW_NODES = 60
+"""Drawings of more nodes take seconds (andes' 223: about 17 s): they are reported as progress."""
 FORMATS = ("png", "svg")
 DPI = 110
 
@@ -66,17 +70,23 @@ class Drawing:
     """Line width per edge (in points; None: all 1.1)."""
 
 
-def network_drawing(dag: np.ndarray, names: list[str], title: str) -> Drawing:
-    """The learned DAG's CPDAG, laid out along the DAG."""
-    edges = [(i, j, d, "directed" if d else "undirected") for i, j, d in edge_list(dag_to_cpdag(dag))]
+PdagOf = Callable[[np.ndarray], np.ndarray]
+"""The equivalence class of a DAG as a run reports it: its CPDAG (:func:`graphs.pdag.dag_to_cpdag`),
+or with expert knowledge the PDAG under it (:func:`pipeline.core.stages.equivalence_class`)."""
+
+
+def network_drawing(dag: np.ndarray, names: list[str], title: str, pdag_of: PdagOf = dag_to_cpdag) -> Drawing:
+    """The learned DAG's CPDAG (or PDAG, ``pdag_of``), laid out along the DAG."""
+    edges = [(i, j, d, "directed" if d else "undirected") for i, j, d in edge_list(pdag_of(dag))]
     n_directed = sum(d for _, _, d, _ in edges)
     return Drawing(list(names), edges, dag, title,
                    [("directed", n_directed), ("undirected", len(edges) - n_directed)])
 
 
-def comparison_drawing(dag: np.ndarray, truth: np.ndarray, names: list[str], title: str) -> Drawing:
-    """Learned against true CPDAG, laid out along the true DAG."""
-    edges = edge_classes(dag_to_cpdag(dag), dag_to_cpdag(truth))
+def comparison_drawing(dag: np.ndarray, truth: np.ndarray, names: list[str], title: str,
+                       pdag_of: PdagOf = dag_to_cpdag) -> Drawing:
+    """Learned against true CPDAG (or PDAGs, ``pdag_of``), laid out along the true DAG."""
+    edges = edge_classes(pdag_of(dag), pdag_of(truth))
     counts = [(kind, sum(k == kind for *_, k in edges)) for kind in EDGE_CLASSES]
     return Drawing(list(names), edges, truth, title, counts)
 
@@ -101,26 +111,43 @@ def strength_drawing(pdag: np.ndarray, strength: np.ndarray, names: list[str], t
 
 
 def write_pictures(folder: Path, dag: np.ndarray, names: list[str], source: str,
-                   truth: Callable[[], np.ndarray] | None = None) -> list[Path]:
+                   truth: Callable[[], np.ndarray] | None = None, report: Callback | None = None,
+                   pdag_of: PdagOf | None = None) -> list[Path]:
     """Draw ``network.*`` and, when ``truth()`` gives the true DAG, ``comparison.*`` into
-    ``folder``; returns the files. Skipped when they are there already (a folder's name fixes the
-    learned and the true network, so a cached run neither loads the truth nor draws); a picture
-    that cannot be drawn only warns, the run's other outputs stand."""
-    drawings = {"network": lambda: network_drawing(dag, names, f"{source}: learned network (CPDAG)")}
+    ``folder``; returns the files. Skipped when they are there already (kept from an earlier
+    run that learned the same network); a picture that cannot be drawn only warns, the run's
+    other outputs stand. ``report`` receives a progress record before and after a drawing of
+    more than :data:`SLOW_NODES` nodes (stage ``pictures``, the file, its ``variables``).
+    ``pdag_of``: the classes drawn with expert knowledge (None: the CPDAGs), so named in the titles."""
+    kind = "CPDAG" if pdag_of is None else "PDAG with the knowledge"
+    pdag_of = pdag_of or dag_to_cpdag
+    drawings = {"network": lambda: network_drawing(dag, names, f"{source}: learned network ({kind})", pdag_of)}
     if truth is not None:
-        drawings["comparison"] = lambda: comparison_drawing(dag, truth(), names,
-                                                            f"{source}: learned vs true CPDAG")
+        drawings["comparison"] = lambda: comparison_drawing(dag, truth(), names, f"{source}: learned vs true {kind}",
+                                                            pdag_of)
     written = []
     for stem, make in drawings.items():
         paths = [folder / f"{stem}.{fmt}" for fmt in FORMATS]
         if not all(p.is_file() for p in paths):
             try:
-                draw(make(), folder / stem)
+                _timed(lambda: draw(make(), folder / stem), f"{stem}.png", len(names), report)
             except (ValueError, ImportError, OSError, RuntimeError) as exc:
                 logger.warning("%s.png/.svg not drawn: %s", stem, exc)
                 continue
         written += paths
     return written
+
+
+def _timed(work: Callable[[], object], name: str, n_nodes: int, report: Callback | None) -> None:
+    """``work()``, reported to ``report`` before and after (status ``drawn``) when it draws more
+    than :data:`SLOW_NODES` nodes (at most :data:`MAX_NODES`: larger ones are refused at once)."""
+    if report is None or not SLOW_NODES < n_nodes <= MAX_NODES:
+        work()
+        return
+    start = time.perf_counter()
+    report(progress_record("pictures", name, 0.0, variables=n_nodes))
+    work()
+    report(progress_record("pictures", name, time.perf_counter() - start, variables=n_nodes, status="drawn"))
 
 
 def graphviz_available() -> bool:

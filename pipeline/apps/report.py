@@ -126,7 +126,8 @@ def stage_details(stage: str, art: Artifact) -> str:
         return f"{m['n_candidates']} candidate parent sets kept" + (f"; {pruning}" if pruning else "") + prior + cut
     if stage == "solve":
         r = m["result"]
-        text = f"objective {_num(r.get('objective'))}, gap {_pct(r.get('gap'))}, status {r.get('status')}"
+        against = f" to the {r['bound']} bound" if r.get("bound") and r.get("gap") is not None else ""
+        text = f"objective {_num(r.get('objective'))}, gap {_pct(r.get('gap'))}{against}, status {r.get('status')}"
         extras = [f"{r[k]} {label}" for k, label in SOLVE_EXTRAS if r.get(k) is not None]
         return text + ("; " + ", ".join(extras) if extras else "")
     if stage == "evaluate":
@@ -137,7 +138,8 @@ def stage_details(stage: str, art: Artifact) -> str:
 
 
 #: solver-specific counters shown after the objective (key in the result, label)
-SOLVE_EXTRAS = (("n_score_evaluations", "local scores evaluated"), ("n_orders", "orders explored"))
+SOLVE_EXTRAS = (("n_score_evaluations", "local scores evaluated"), ("n_orders", "orders explored"),
+                ("n_iterations", "arc moves"), ("n_restarts", "restarts"))
 
 
 def evaluation_phrase(m: Mapping[str, Any]) -> str:

@@ -24,14 +24,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from bayesnet.dataset import Dataset
 from bayesnet.fitting import fit_cpts, log_likelihood
+from hybridbn.progress import Callback, TaskCount
 from pipeline.core.cache import Artifact, StageCache
 from pipeline.core.config import RunConfig, candidate_configs
 from pipeline.core.declarations import ConfigError
 from pipeline.core.executors import map_tasks
+from pipeline.core.kernels import ensure_compiled
 from pipeline.core.stages import STAGES, dag_of, dataset_of, model_stages, run_stages
 
 logger = logging.getLogger(__name__)
@@ -128,17 +129,21 @@ class SelectionResult:
 
 
 def run_selection(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int = 1, executor=None,
-                  progress: bool = False) -> SelectionResult:
+                  report: Callback | None = None) -> SelectionResult:
     """Cross-validate the candidates of ``cfg.select`` on ``data`` (on ``executor``, e.g. a
     :class:`pipeline.core.executors.DaskExecutor`, else a local pool of ``jobs`` processes, this
-    process when 1) and return the held-out log-likelihoods and the chosen configuration."""
+    process when 1) and return the held-out log-likelihoods and the chosen configuration.
+    ``report`` receives a progress record (stage ``selection``, ``networks`` learned of all: one
+    per candidate and fold) as each is learned."""
     labels, configs = zip(*candidate_configs(cfg))
     n_rows = len(data.frames["data"])
     fold_of_rows(n_rows, cfg.folds, cfg.seed)  # too many folds fails before any learning
     root = str(cache.root.resolve())
     tasks = [(c, root, cache.enabled, data, cfg.folds, k) for c in configs for k in range(cfg.folds)]
-    with tqdm(total=len(tasks), desc="cross-validation", unit="fold", disable=not progress) as bar:
-        results = map_tasks(held_out_fold, tasks, jobs, executor, bar.update)
+    if executor is None and jobs > 1:  # compiled here, loaded by the workers
+        ensure_compiled(*configs, run_stages=run_stages)
+    count = TaskCount(report, "selection", cfg.solver, len(tasks), "networks")
+    results = map_tasks(held_out_fold, tasks, jobs, executor, count.done)
     values = np.array([value for value, _ in results]).reshape(len(configs), cfg.folds)
     statuses = [[status for _, status in results[c * cfg.folds:(c + 1) * cfg.folds]] for c in range(len(configs))]
     chosen = int(np.argmax(values.sum(axis=1)))
@@ -147,11 +152,11 @@ def run_selection(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
 
 
 def select_config(cfg: RunConfig, cache: StageCache, frame: pd.DataFrame | None = None, jobs: int = 1,
-                  executor=None, progress: bool = False) -> tuple[RunConfig, SelectionResult | None]:
+                  executor=None, report: Callback | None = None) -> tuple[RunConfig, SelectionResult | None]:
     """The configuration a run learns with: ``cfg`` itself, or with ``cfg.select`` the candidate
     that :func:`run_selection` chooses on the run's data (``frame``: a table given in Python)."""
     if cfg.select is None:
         return cfg, None
     data = run_stages(cache, cfg, upto="data", frame=frame)["data"]
-    selection = run_selection(cfg, cache, data, jobs=jobs, executor=executor, progress=progress)
+    selection = run_selection(cfg, cache, data, jobs=jobs, executor=executor, report=report)
     return selection.config, selection

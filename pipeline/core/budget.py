@@ -54,6 +54,11 @@ def _left(cfg: RunConfig, artifacts: Mapping[str, Artifact], spent: tuple[str, .
     return cfg.budget - sum(artifacts[s].seconds for s in spent if s in artifacts)
 
 
+def budget_left(cfg: RunConfig, artifacts: Mapping[str, Artifact]) -> float | None:
+    """Seconds of the budget that restriction and scoring left to the solver (None without a budget)."""
+    return None if cfg.budget is None else _left(cfg, artifacts)
+
+
 def restrict_limit(cfg: RunConfig) -> float | None:
     """The restriction's time limit: its share of the budget (None without one)."""
     return None if cfg.budget is None else round(RESTRICT_SHARE * cfg.budget, 3)

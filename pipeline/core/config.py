@@ -17,16 +17,19 @@ knowledge files, bootstrap, selection).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from hybridbn.options import Choice, Method, OptionError
-from pipeline.core.declarations import (CHOICES, KNOWLEDGE, OPTIONS, PARAMS, SCORE_FILE_SUFFIXES, SOURCE_OPTIONS,
-                                        TABLE_SOLVERS, ConfigError)
+from pipeline.core.declarations import (CHOICES, KNOWLEDGE, OPTIONS, PARAMS, PRESETS, SCORE_FILE_SUFFIXES,
+                                        SOURCE_OPTIONS, TABLE_SOLVERS, ConfigError)
 from pipeline.core.knowledge import check_solver, knowledge_of
 from pipeline.core.overrides import candidate_label, parse_candidates
 
+NETWORK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+"""What ``--name`` may be: it names the output folder and the network in its BIF file."""
 _Fields = make_dataclass("_Fields", [(o.name, Any, field(default=o.default)) for o in OPTIONS], frozen=True)
 
 
@@ -45,13 +48,26 @@ class RunConfig(_Fields):
             values.update({p.name: p.validated(getattr(self, p.name)) for p in PARAMS.values()})
         except OptionError as exc:
             raise ConfigError(str(exc)) from None
-        cfg = replace(self, **values)
+        cfg = replace(self, **values)._with_preset()
         cfg._check_applicable()
         cfg._check_run_options()
         cfg._check_knowledge()
         cfg._check_bootstrap()
         cfg._check_selection()
         return cfg
+
+    def _with_preset(self) -> "RunConfig":
+        """The choices a ``--preset`` names (:data:`PRESETS`) set, the preset itself cleared (so a
+        preset run is the same run as its options spelt out); another value of those choices is refused."""
+        if self.preset is None:
+            return self
+        chosen = PRESETS[self.preset]
+        for name, value in chosen.items():
+            given = getattr(self, name)
+            if given not in (value, CHOICES[name].default):
+                spelt = " ".join(f"--{k} {v}" for k, v in chosen.items())
+                raise ConfigError(f"--preset {self.preset} is {spelt}; it cannot take --{name} {given}")
+        return replace(self, preset=None, **chosen)
 
     def methods(self) -> dict[str, Method]:
         """The selected :class:`~hybridbn.options.Method` of each choice."""
@@ -106,7 +122,8 @@ class RunConfig(_Fields):
         candidate_configs(self)
 
     def _check_run_options(self) -> None:
-        """The options of issue 20: score files, the whole-run budget."""
+        """The options of issue 20 (score files, the whole-run budget) and of issue 41 (the columns
+        to drop or keep, the network's name)."""
         if self.scores is not None:
             if not str(self.scores).lower().endswith(SCORE_FILE_SUFFIXES):
                 raise ConfigError(f"--scores must name a .jkl or .jkl.gz file, got {self.scores!r}")
@@ -118,6 +135,13 @@ class RunConfig(_Fields):
             if self.structure_prior is not None:
                 raise ConfigError("--structure-prior applies to scores computed from data; the scores of a .jkl "
                                   "file are solved as they are")
+        if (self.drop is not None or self.keep is not None) and self.data is None:
+            raise ConfigError("--drop and --keep select columns of --data; "
+                              f"{'a score file' if self.scores is not None else 'data sampled from --network'} "
+                              "has none to select")
+        if self.name is not None and not NETWORK_NAME.fullmatch(str(self.name)):
+            raise ConfigError(f"--name must be letters, digits, '.', '_' or '-' (it names the output folder), "
+                              f"got {self.name!r}")
         if self.budget is not None and self.solver not in TABLE_SOLVERS:
             raise ConfigError(f"--budget needs a solver with a time limit ({', '.join(TABLE_SOLVERS)}), "
                               f"not --solver {self.solver}")
@@ -140,7 +164,10 @@ class RunConfig(_Fields):
 
     @property
     def source_name(self) -> str:
-        """Short label of the data source (network name, or network or data file stem)."""
+        """The learned network's name: ``--name``, else a short label of the data source (network
+        name, or network or data file stem)."""
+        if self.name is not None:
+            return self.name
         source = next(x for x in (*(getattr(self, p.name) for p in SOURCE_OPTIONS), "data") if x is not None)
         name = Path(str(source)).name
         return name.lstrip(".").split(".")[0] or "data"

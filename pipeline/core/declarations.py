@@ -10,7 +10,7 @@ keys and the report columns are derived from these declarations (:mod:`hybridbn.
 from __future__ import annotations
 
 from constraints.methods import RESTRICTION, TEST
-from hybridbn.options import FILE, FLOAT, INT, SECONDS, TEXT, Choice, OptionError, Param
+from hybridbn.options import FILE, FLOAT, INT, NAMES, SECONDS, TEXT, Choice, OptionError, Param
 from scores.methods import PALIM, SCORE
 from search.methods import SOLVER
 
@@ -28,30 +28,45 @@ SOURCE_OPTIONS = (
           "(.bif or .bif.gz)", metavar="NAME|FILE", grid="networks"),
     Param("data", TEXT, None, "your data: CSV, parquet or feather, one column per variable", metavar="FILE"),
     Param("scores", TEXT, None, "solve a local-score table in GOBNILP / BLIP .jkl format (or .jkl.gz) directly: "
-          "no data, restriction or scoring; solvers ilp, kg, kastar", metavar="FILE.jkl"),
+          "no data, restriction or scoring; solvers ilp, kg, kastar, hc, tabu", metavar="FILE.jkl"),
 )
 """The options that name a run's source, exactly one of which is given."""
 SOURCES = (
     *SOURCE_OPTIONS,
     Param("missing", TEXT, "reject", "rows of --data with a missing cell: reject the data, or drop those rows "
           "and report how many", choices=MISSING, column=False),
+    Param("drop", NAMES, None, "columns of --data that are no variables (an index, an identifier): left out "
+          "before anything is learned", metavar="COLUMN", column=False),
+    Param("keep", NAMES, None, "columns of --data to learn from although every value is distinct or they have "
+          "more states than half the rows (refused otherwise)", metavar="COLUMN", column=False),
+    Param("name", TEXT, None, "name of the learned network: in its BIF file, pictures, summary and output folder "
+          "(default: the network's name or the data file's stem; 'data' for a DataFrame in Python)",
+          metavar="NAME", column=False),
     Param("rows", INT, 5000, "rows to sample", low=1, grid="rows"),
     Param("seed", INT, 0, "sampling seed", grid="seeds"),
 )
 KNOWLEDGE = (
     Param("required", FILE, None, "arcs that must be in the network: header source,target (optional column "
           "directed; directed=false or both directions: adjacent either way)", metavar="FILE", grid="required",
-          axis=False, column=False),
+          axis=False, column=False, tabular=True),
     Param("forbidden", FILE, None, "arcs that must not be: header source,target (optional column directed; false "
-          "forbids both)", metavar="FILE", grid="forbidden", axis=False, column=False),
+          "forbids both)", metavar="FILE", grid="forbidden", axis=False, column=False, tabular=True),
     Param("tiers", FILE, None, "header variable,tier (integers): no arc from a later tier to an earlier one",
-          metavar="FILE", grid="tiers", axis=False, column=False),
+          metavar="FILE", grid="tiers", axis=False, column=False, tabular=True),
 )
-"""Expert-knowledge files (:mod:`pipeline.core.knowledge`), honoured by every stage."""
+"""Expert-knowledge files (:mod:`pipeline.core.knowledge`), honoured by every stage; in Python also
+the rows of knowledge given as objects (:func:`pipeline.core.knowledge.knowledge_rows`)."""
 BUDGET = Param("budget", SECONDS, None,
                "one wall-clock budget for restriction, scoring and solving together: the restriction may use "
                "half, the scoring half of the rest, each stopping with what it has; the solver gets what is "
-               "left and returns its best DAG with bound and gap; ilp, kg, kastar (default: none)", metavar="SECONDS", grid="budget", axis=False)
+               "left and returns its best DAG with bound and gap; ilp, kg, kastar, hc, tabu (default: none)", metavar="SECONDS", grid="budget", axis=False)
+PRESETS = {"mmhc": {"method": "mmpc", "solver": "hc"}, "h2pc": {"method": "pc", "solver": "hc"}}
+"""bnlearn's hybrid learners as named pipelines: the restriction and the search each stands for.
+MMHC is MMPC then hill climbing (Tsamardinos et al. 2006); bnlearn's H2PC restricts with HPC
+(Gasse et al. 2014), which this package does not have, so PC-stable stands in."""
+PRESET = Param("preset", TEXT, None, "a named pipeline, as bnlearn's hybrids: mmhc (--method mmpc --solver hc) or "
+               "h2pc (--method pc --solver hc; bnlearn's restricts with HPC); the other options apply as given",
+               choices=tuple(PRESETS), metavar="NAME", column=False)
 BOOTSTRAP = (
     Param("bootstrap", INT, None, "also learn B networks from resamples of the rows (seeded by --seed; on -j "
           "processes or --scheduler) and write strengths.csv and the averaged network (averaged.csv, "
@@ -75,7 +90,7 @@ GROUPS: dict[str, tuple[Param | Choice, ...]] = {
     "restriction (CI tests)": (RESTRICTION, TEST, *RESTRICTION.method_params),
     "scores": (SCORE, *SCORE.params, *SCORE.method_params, PALIM),
     "expert knowledge (CSV files, see docs/user-guide.md)": KNOWLEDGE,
-    "solver": (SOLVER, *SOLVER.params, *SOLVER.method_params, BUDGET),
+    "solver": (SOLVER, *SOLVER.params, *SOLVER.method_params, BUDGET, PRESET),
     "arc confidence (bootstrap, as bnlearn's boot.strength / averaged.network)": BOOTSTRAP,
     "setting chosen by cross-validation (as bnlearn's bn.cv)": SELECTION,
 }

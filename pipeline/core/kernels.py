@@ -1,31 +1,48 @@
-"""Compile the numba kernels once per installation, in one go, and say so.
+"""Compile the numba kernels once per installation, in parallel groups, and say so.
 
 numba caches compiled kernels on disk (``cache=True``, next to the sources or under
-``NUMBA_CACHE_DIR``), but the first run compiles them silently for tens of seconds. The first
-stage that needs kernels calls :func:`ensure_compiled`: when the stamp file says this set of
-kernels was not yet compiled by this installation, it prints one line, compiles every kernel the run
-will use by running the same pipeline on bundled data (so argument types are exactly those of a
-real run), prints how long that took and writes the stamp. Later processes read the
-stamp (one small file) and go on.
+``NUMBA_CACHE_DIR``), but the first run compiles them for tens of seconds. The first stage that
+needs kernels calls :func:`ensure_compiled`: when the stamp file says some kernels of this kind of
+run were not yet compiled by this installation, it prints one line and compiles them by running
+the pipeline's own stages on bundled data (so argument types are exactly those of a real run),
+in independent groups (:func:`kernel_groups`): the restriction's CI-test kernels, the score
+table's, the solver's (on a bundled score table, so that they need no score kernel) and, for
+``-j`` above 1, the threaded CI kernels. The groups compile at once, one Python process per idle
+core; numba's cache on disk is shared, so the run and its bootstrap or selection workers then
+load them. Each group's line is printed as it ends, then the total; the stamp records the groups,
+so later processes read one small file and go on, and a run of another kind compiles only the
+groups it adds.
+
+On alarm (CPU seconds of each group, in its own process): the score table's 21 (the enumeration
+kernel ``scores.candidates.child_kernel`` alone 10), the restriction's 12, the ILP's 6, so two
+processes take the first, and the second and the third; the groups share one kernel, of one
+signature (``scores.counts.onehot_bitsets``), so two processes never write two specialisations of
+a function into numba's cache at once (its index is rewritten unlocked).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import os
+import pickle
+import subprocess
 import sys
 import time
-from dataclasses import replace
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
+from constraints.methods import RESTRICTION, TEST
 from hybridbn.options import defaults
 from ilp.methods import WITHIN_BAGS
 from pipeline.core.cache import StageCache
 from pipeline.core.config import RunConfig
-from pipeline.core.declarations import BUDGET, KNOWLEDGE, SOURCES
+from pipeline.core.declarations import BUDGET, KNOWLEDGE, SOURCES, TABLE_SOLVERS
+from search.methods import HILL_CLIMBERS
 
 logger = logging.getLogger(__name__)
 
@@ -39,25 +56,68 @@ RESET = (*SOURCES, *KNOWLEDGE, BUDGET, WITHIN_BAGS)
 """Options a warm-up takes at their declared defaults: the user's data, files and budget (the
 bundled data has none of them) and the cops bags (the solver's warm-up runs without the cops)."""
 
+WARM_UP_TABLE = Path(__file__).resolve().parent / "warm_up" / "alarm.jkl.gz"
+"""alarm's BDeu table (5000 rows, seed 0, PC at order 1, 3 parents: 520 sets), on which the ILP
+reaches all its cut separators; the solver's kernels compile on it while the score kernels compile
+in another process."""
 
-def warm_up_configs(cfg: RunConfig) -> list[RunConfig]:
-    """The runs that compile ``cfg``'s kernels: ``cfg`` on the default data (alarm, 5000 rows), on
-    which the ILP reaches all its cut separators; CI order at most 1, at most 3 parents, the ILP
-    stopped after 20 s and the anytime solvers after 2 s; no expert knowledge (it names the user's
-    variables). Where alarm would be slow, two runs: the cops' restriction on asia (500 rows), and
-    the solver on alarm without restriction at 2 parents (asia alone would leave the ILP's kernels
-    to the real solve, since the exact DP solves such small tables)."""
-    alarm = replace(cfg, **{**defaults(RESET), "network": "alarm"},
-                    time_limit=20.0 if cfg.solver == "ilp" else 2.0,
+WARM_UP_ILP_LIMIT = 120.0
+"""Seconds for the warm-up ILP: its cut kernels compile inside the solve, on the solve's clock,
+which a loaded machine stretches (20 s cut it before the convex-hull cuts); solved, alarm's table
+takes a second, so only a ``--treewidth`` solve, which may not finish, runs to it."""
+
+
+@dataclass(frozen=True)
+class KernelGroup:
+    """Kernels compiled by running the stages of ``run`` up to ``upto`` on ``n_jobs`` threads;
+    ``key`` names them in the stamp, ``weight`` is their relative compile time."""
+
+    key: str
+    run: RunConfig
+    upto: str
+    n_jobs: int = 1
+    weight: float = 1.0
+
+
+def kernel_groups(cfg: RunConfig, n_jobs: int = 1) -> list[KernelGroup]:
+    """The groups of kernels of ``cfg``'s run on ``n_jobs`` threads, heaviest first.
+
+    All run on alarm's 5000 default rows, with CI order at most 1, at most 3 parents, the ILP
+    stopped after :data:`WARM_UP_ILP_LIMIT` and the other solvers after 2 s, hill climbing and
+    tabu search with a restart and no move limit (so that the perturbation kernel compiles too),
+    and the options of :data:`RESET` at their defaults (expert knowledge names the user's
+    variables): the score table without restriction at 2 parents; the restriction (on asia's 500
+    rows for the cops, slow on alarm), also on ``n_jobs`` threads when above 1 (the threaded
+    variants of the CI kernels, which numba caches apart); the table solvers on
+    :data:`WARM_UP_TABLE`, GES and SGES on alarm's data as the score table's group."""
+    climbing = {"restart": max(cfg.restart, 1), "max_iter": None} if cfg.solver in HILL_CLIMBERS else {}
+    alarm = replace(cfg, **{**defaults(RESET), "network": "alarm"}, **climbing,
+                    time_limit=WARM_UP_ILP_LIMIT if cfg.solver == "ilp" else 2.0,
                     max_order=1 if cfg.max_order is None else min(cfg.max_order, 1),
                     palim=3 if cfg.palim is None else min(cfg.palim, 3), cops_time_limit=10.0)
-    if cfg.method not in ("cops", "none"):
-        return [alarm]
-    solver = replace(alarm, method="none", palim=min(alarm.palim, 2))
-    return [solver] if cfg.method == "none" else [replace(alarm, network="asia", rows=500), solver]
+    unrestricted = replace(alarm, method="none", palim=min(alarm.palim, 2))
+    method = RESTRICTION[cfg.method]
+    groups = []
+    if cfg.scores is None and cfg.solver in TABLE_SOLVERS:
+        groups.append(KernelGroup(f"scores/{cfg.score}", unrestricted, "scores", weight=2.0))
+    if cfg.scores is None and method.run is not None:
+        restrict = replace(alarm, network="asia", rows=500) if cfg.method == "cops" else alarm
+        tests = TEST in method.uses
+        kinds = f"restriction/{cfg.method}" + (f"/{cfg.test}" if tests else "") + (
+            "/candidates" if cfg.add_candidates else "")
+        groups.append(KernelGroup(kinds, restrict, "restrict"))
+        if n_jobs != 1 and tests:
+            groups.append(KernelGroup(f"{kinds}/threads", restrict, "restrict", n_jobs))
+    solver = f"solver/{cfg.solver}" + ("/treewidth" if cfg.treewidth is not None else "")
+    if cfg.solver in TABLE_SOLVERS:
+        groups.append(KernelGroup(solver, replace(alarm, network=None, scores=str(WARM_UP_TABLE)), "solve"))
+    else:  # GES, SGES score the data themselves
+        groups.append(KernelGroup(solver, unrestricted, "solve"))
+    return groups
 
 
-_checked: set[str] = set()  # kernel sets checked in this process
+_checked: set[str] = set()  # groups checked in this process
+_compiling = False  # this process runs a warm-up: the stages inside it compile what they meet
 
 
 def stamp_path() -> Path:
@@ -73,55 +133,141 @@ def stamp_key() -> str:
     return f"{sys.version.split()[0]}|numba {version('numba')}|{ROOT}"
 
 
-def kernel_set(cfg: RunConfig, threaded: bool = False) -> str:
-    """The options that decide which kernels a run compiles; ``threaded``: the threaded variants
-    of the CI kernels too (``-j`` above 1, :class:`constraints.citest_batch.ThreadedKernel`)."""
-    kinds = "/".join(str(x) for x in (cfg.method, cfg.test, cfg.score, cfg.solver, cfg.treewidth is not None))
-    return f"{kinds}/threads" if threaded else kinds
-
-
-def ensure_compiled(cfg: RunConfig, run_stages: RunStages, n_jobs: int = 1) -> None:
-    """Compile the kernels of ``cfg``'s run on ``n_jobs`` threads once, announced on stderr (see
-    the module docstring); ``run_stages`` runs the warm-ups."""
-    warm_ups = {kernel_set(cfg): lambda: _warm_up(cfg, run_stages)}
-    if n_jobs != 1:
-        warm_ups[kernel_set(cfg, threaded=True)] = lambda: _warm_up_threads(cfg, run_stages, n_jobs)
-    wanted = [kinds for kinds in warm_ups if kinds not in _checked]
-    if not wanted:
+def ensure_compiled(*configs: RunConfig, run_stages: RunStages, n_jobs: int = 1) -> None:
+    """Compile the kernels of the runs of ``configs`` on ``n_jobs`` threads once, announced on
+    stderr (see the module docstring); ``run_stages`` runs the warm-ups. The bootstrap and the
+    selection call it before starting their workers, which then only load them."""
+    if _compiling:
         return
-    _checked.update(wanted)
+    groups = {g.key: g for cfg in configs for g in kernel_groups(cfg, n_jobs) if g.key not in _checked}
+    if not groups:
+        return
+    _checked.update(groups)
     path, key = stamp_path(), stamp_key()
     stamp = _read(path)
     compiled = stamp.get("compiled", []) if stamp.get("key") == key else []
-    missing = [kinds for kinds in wanted if kinds not in compiled]
+    missing = sorted((g for k, g in groups.items() if k not in compiled), key=lambda g: -g.weight)
     if not missing:
         return
-    print("compiling the numba kernels for this kind of run once (they are cached for later runs)...",
+    processes = _processes(len(missing))
+    print(f"compiling the numba kernels for this kind of run once, in {processes} process"
+          f"{'es' if processes > 1 else ''} (first run only: they are cached for later runs)...",
           file=sys.stderr, flush=True)
     start = time.perf_counter()
-    for kinds in missing:
-        warm_ups[kinds]()
+    done = compile_groups(missing, run_stages, processes)
     print(f"kernels compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
-    _write(path, {"key": key, "compiled": sorted({*compiled, *missing})})
+    _write(path, {"key": key, "compiled": sorted({*compiled, *done})})
 
 
-def _warm_up(cfg: RunConfig, run_stages: RunStages) -> None:
-    """The run's pipeline on the warm-up data, cached nowhere; a failure is left to the real run."""
-    _run_warm_ups(cfg, run_stages, "evaluate", 1)
+def compile_groups(groups: list[KernelGroup], run_stages: RunStages, processes: int = 1) -> list[str]:
+    """Run the warm-ups of ``groups`` by ``run_stages`` in this process (``processes == 1``) or in
+    up to ``processes`` fresh Python processes at once, handed out in order as they free; print
+    each group's time as it ends and return their keys (a failed warm-up is left to the real run,
+    which compiles what it lacks).
+
+    The processes are new interpreters (``python -c``), not ``multiprocessing`` children, which
+    would import the caller's ``__main__`` again: a script calling :func:`hybridbn.learn` without
+    an ``if __name__ == "__main__"`` guard would run twice."""
+    for group, seconds, failure in _outcomes(groups, run_stages, processes):
+        if failure is None:
+            print(f"  {group.key}: {seconds:.1f} s", file=sys.stderr, flush=True)
+        else:
+            logger.debug("kernel warm-up %s stopped: %s", group.key, failure)
+    return [group.key for group in groups]
 
 
-def _warm_up_threads(cfg: RunConfig, run_stages: RunStages, n_jobs: int) -> None:
-    """The warm-up's restriction on ``n_jobs`` threads: the threaded variants of the CI kernels
-    (numba caches them apart from the serial ones)."""
-    _run_warm_ups(cfg, run_stages, "restrict", n_jobs)
+Outcome = tuple[KernelGroup, float, str | None]
+"""A group, the seconds its warm-up took and why it failed (None when it did not)."""
 
 
-def _run_warm_ups(cfg: RunConfig, run_stages: RunStages, upto: str, n_jobs: int) -> None:
-    for run in warm_up_configs(cfg):
-        try:
-            run_stages(StageCache(None, enabled=False), run, upto=upto, n_jobs=n_jobs)
-        except Exception as exc:  # noqa: BLE001 - the real run reports its own errors
-            logger.debug("kernel warm-up stopped: %s", exc)
+def _outcomes(groups: list[KernelGroup], run_stages: RunStages, processes: int) -> Iterator[Outcome]:
+    """Each group's :data:`Outcome` as it ends."""
+    if processes == 1:
+        for group in groups:
+            yield _run_here(group, run_stages)
+        return
+    with ThreadPoolExecutor(processes) as pool:  # each thread waits on one process
+        for future in as_completed([pool.submit(_run_apart, group) for group in groups]):
+            yield future.result()
+
+
+def _run_here(group: KernelGroup, run_stages: RunStages) -> Outcome:
+    """The group's warm-up in this process."""
+    start = time.perf_counter()
+    try:
+        _compile_group(group, run_stages)
+    except Exception as exc:  # noqa: BLE001 - the real run reports its own errors
+        return group, time.perf_counter() - start, str(exc)
+    return group, time.perf_counter() - start, None
+
+
+_CHILD = ("import pickle, sys; sys.path[:] = pickle.load(sys.stdin.buffer); "
+          "from pipeline.core import kernels; from pipeline.core.stages import run_stages; "
+          "kernels.compile_stdin(run_stages)")
+"""A warm-up process: this process's module path, then :func:`compile_stdin` with the stage
+driver (it finds this package where this process does, whatever the folder it starts in holds)."""
+
+
+def _run_apart(group: KernelGroup) -> Outcome:
+    """The group's warm-up in a new Python process."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _CHILD], input=pickle.dumps(sys.path) + pickle.dumps(group),
+                          capture_output=True)
+    failure = None if done.returncode == 0 else done.stderr.decode(errors="replace").strip()[-500:]
+    return group, time.perf_counter() - start, failure
+
+
+def compile_stdin(run_stages: RunStages) -> None:
+    """The warm-up process's work: the pickled :class:`KernelGroup` that follows on stdin."""
+    _compile_group(pickle.load(sys.stdin.buffer), run_stages)
+
+
+def _compile_group(group: KernelGroup, run_stages: RunStages) -> None:
+    """The group's stages on its warm-up data, cached nowhere. The stages inside do not ask for
+    kernels again."""
+    global _compiling
+    _compiling = True
+    try:
+        run_stages(StageCache(None, enabled=False), group.run, upto=group.upto, n_jobs=group.n_jobs)
+    finally:
+        _compiling = False
+
+
+def _processes(n_groups: int) -> int:
+    """One process per idle core, at most one per group; one in a worker process (of a bootstrap,
+    a selection or a grid), whose siblings compile too."""
+    most = min(n_groups, _cores())
+    if most == 1 or multiprocessing.parent_process() is not None:
+        return 1
+    return min(most, max(1, round(_idle_cores())))
+
+
+def _cores() -> int:
+    """CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _idle_cores(seconds: float = 0.2) -> float:
+    """Cores idle over the next ``seconds`` (Linux ``/proc/stat``; elsewhere all of them).
+
+    The warm-up compiles in parallel only on idle cores: on a busy machine the scheduler gives
+    the run no more CPU for more processes (measured: alarm's first run at a load of 3.5 on two
+    cores, 68 s in two processes against 59 s for the one-process warm-up before them), and each
+    process costs a second to start."""
+    def ticks() -> tuple[int, int]:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return values[3] + values[4], sum(values)  # idle + iowait, all
+
+    try:
+        idle, total = ticks()
+        time.sleep(seconds)
+        idle_after, total_after = ticks()
+    except (OSError, ValueError, IndexError):
+        return float(_cores())
+    return (os.cpu_count() or 1) * (idle_after - idle) / max(total_after - total, 1)
 
 
 def _read(path: Path) -> dict:

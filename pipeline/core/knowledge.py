@@ -375,7 +375,7 @@ def check_solver(knowledge: Knowledge, solver: str, treewidth: int | None) -> No
                              "is enforced by --solver ilp without --treewidth only; give it a direction")
     if solver in ("ges", "sges") and knowledge.directional:
         raise KnowledgeError(f"--solver {solver} searches equivalence classes and cannot honour required arcs, "
-                             "one-way forbidden arcs or tiers; use --solver ilp, kg or kastar "
+                             "one-way forbidden arcs or tiers; use --solver ilp, kg, kastar, hc or tabu "
                              "(GES takes forbidden pairs, listed both ways or with directed=false)")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hybridbn.options import FILE, FLAG, INT, TEXT
+from hybridbn.options import FILE, FLAG, INT, NAMES, TEXT
 from pipeline.core.declarations import CHOICES, PARAMS, SOURCES, ConfigError
 
 CANDIDATE_SEPARATOR = ";"
@@ -32,7 +32,7 @@ def _typed(key: str, text: str) -> Any:
     param = PARAMS[key]
     if text.lower() == "none" and (param.none or param.default is None):
         return None
-    if param.kind in (TEXT, FILE):
+    if param.kind in (TEXT, FILE, NAMES):  # (one name for NAMES)
         return text
     if param.kind == FLAG:
         if text.lower() not in ("true", "false"):

@@ -2,8 +2,8 @@
 
 Each check raises :class:`~pipeline.core.declarations.ConfigError` (a ``ValueError``: one line, exit 2)
 naming the option and the path or value: the data or network file exists, is a file and can be
-read; ``--treewidth`` fits the number of variables; the sample of ``--rows`` rows fits in
-memory; the output folder can be written.
+read; its header names variables (:func:`check_columns`); ``--treewidth`` fits the number of
+variables; the sample of ``--rows`` rows fits in memory; the output folder can be written.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ import os
 import tempfile
 from pathlib import Path
 
+import pandas as pd
+
 from bayesnet.catalog import load_network
-from bayesnet.dataset import data_columns
+from bayesnet.dataset import data_columns, select_columns
 from hybridbn.errors import error_reason
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import ConfigError
@@ -50,14 +52,26 @@ def check_writable_folder(option: str, folder: Path) -> None:
         raise ConfigError(f"{option} {folder} cannot be created: {existing} is not writable")
 
 
+def check_columns(cfg: RunConfig, frame: pd.DataFrame | None = None) -> None:
+    """The header of the user's data (``frame``, or the file ``cfg.data``) against
+    :func:`bayesnet.dataset.select_columns`: no empty or generated name (an index column), the
+    names of ``--drop`` and ``--keep`` among the columns, at least two columns left. The values
+    (identifiers, too many states) are checked when the data stage reads them, before it encodes
+    them."""
+    if cfg.data is None:
+        return
+    names = list(frame.columns) if frame is not None else data_columns(Path(str(cfg.data)))
+    select_columns(pd.DataFrame(columns=names), cfg.drop or (), cfg.keep or ())
+
+
 def n_variables(cfg: RunConfig) -> int | None:
-    """Number of variables of the run's network or data file (the header only is read); None
-    for a score file."""
+    """Number of variables of the run's network or data file (the header only is read, less the
+    columns of ``--drop``); None for a score file."""
     if cfg.scores is not None:
         return None
     if cfg.network is not None:
         return load_network(cfg.network).n_vars
-    return len(data_columns(Path(str(cfg.data))))
+    return len(data_columns(Path(str(cfg.data)))) - len(cfg.drop or ())
 
 
 def physical_memory() -> int | None:

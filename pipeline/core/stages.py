@@ -1,7 +1,7 @@
 """The stages of the hybrid learner, each a pure computation wrapped by the stage cache.
 
     data (network + rows + seed | user file) -> restrict (method, test, alpha, max order | candidates)
-        -> scores (score, ess, palim, restriction) -> solve (ilp | kg | kastar) -> evaluate
+        -> scores (score, ess, palim, restriction) -> solve (ilp | kg | kastar | hc | tabu) -> evaluate
     data + restrict -> solve (ges | sges: they score the data on demand) -> evaluate
 
 Each stage function takes the cache, the run configuration and the artifacts of the stages it
@@ -12,11 +12,12 @@ algorithm packages are imported inside the declared run functions, so a rerun fr
 loads none of their kernels.
 
 When a result is final (:func:`solve_completion`, :func:`timeout_completion`): a solve is final
-when the solver finished (ILP ``optimal``, GES/SGES ``converged``, k-G/k-A* ``exhausted``);
+when the solver finished (ILP ``optimal``, GES/SGES ``converged``, k-G/k-A* ``exhausted``, hill
+climbing / tabu search ``converged`` or at their ``--max-iter``);
 stopped by a limit (``timelimit``, a cops time limit, ...) it is *limited*: cached with its
-status and reused by a rerun with the same limit; interrupted (SCIP ``userinterrupt``) it is
-never cached. A restriction or score table stopped by a time limit (status ``timeout``) is
-limited too; one cut by its share of ``--budget`` is cached under its key plus that limit
+status and reused by a rerun with the same limit; interrupted (a solver's ``userinterrupt``,
+reported as ``interrupted``) it is never cached. A restriction or score table stopped by a time
+limit (status ``timeout``) is limited too; one cut by its share of ``--budget`` is cached under its key plus that limit
 (:mod:`pipeline.core.budget`). A non-final exact-ILP result also leaves its incumbent
 (:mod:`pipeline.core.incumbent`), from which any later solve of the same problem (e.g. with a larger
 time limit) warm-starts.
@@ -34,23 +35,25 @@ import numpy as np
 import pandas as pd
 
 from bayesnet.catalog import check_network, is_network_file, load_network
-from bayesnet.dataset import Dataset, encode_frame, read_frame
+from bayesnet.dataset import Dataset, encode_frame, read_frame, select_columns
 from bayesnet.sampling import forward_sample
 from constraints.methods import RESTRICTION, TEST, ci_test
 from constraints.restriction import Restriction
 from graphs.metrics import edge_differences, shd, skeleton_scores
-from graphs.pdag import dag_to_cpdag
-from hybridbn.deadline import Deadline
+from graphs.pdag import KnowledgeConflictError, dag_to_cpdag, dag_to_pdag_with_knowledge
 from hybridbn.options import Choice, Param, Use
+from hybridbn.progress import Callback
 from hybridbn.solving import SolveInputs, json_ready
 from pipeline.core import incumbent
-from pipeline.core.budget import restrict_limit, scores_limit, solve_config
+from pipeline.core.budget import budget_left, restrict_limit, scores_limit, solve_config
 from pipeline.core.cache import FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted, file_sha256
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import STAGES, TABLE_SOLVERS
 from pipeline.core.kernels import ensure_compiled
-from pipeline.core.knowledge import add_adjacency_families, check_solution, keep_adjacent, knowledge_of, solver_arcs
+from pipeline.core.knowledge import (KnowledgeMatrices, add_adjacency_families, check_solution, keep_adjacent,
+                                     knowledge_of, solver_arcs)
 from pipeline.core.split_scores import split_score_table
+from pipeline.core.stopping import check_stop, stage_deadline
 from scores.jkl import read_jkl
 from scores.methods import PALIM, SCORE
 from scores.structure_prior import with_structure_prior
@@ -66,20 +69,22 @@ VERSIONS = {"data": "1", "restrict": "2", "scores": "1", "solve": "1", "evaluate
 def _compiled(cfg: RunConfig, n_jobs: int = 1) -> None:
     """Compile the run's numba kernels (on ``n_jobs`` threads) on first use, once per installation
     (:mod:`pipeline.core.kernels`, warmed up by :func:`run_stages`)."""
-    ensure_compiled(cfg, run_stages, n_jobs)
+    ensure_compiled(cfg, run_stages=run_stages, n_jobs=n_jobs)
 
 
 # --------------------------------------------------------------------------------------- data
 
 def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = None) -> Artifact:
     """Sample ``cfg.rows`` rows from a benchmark network (seed ``cfg.seed``), read ``cfg.data``,
-    or encode ``frame`` (a table given in Python, keyed by its content); with ``cfg.missing ==
-    "drop"`` the rows of a file or frame with a missing cell are dropped and counted."""
+    or encode ``frame`` (a table given in Python, keyed by its content). A file's or frame's
+    columns are selected first (:func:`bayesnet.dataset.select_columns`: ``cfg.drop`` left out, an
+    index column, an identifier or a near-identifier not in ``cfg.keep`` refused); with
+    ``cfg.missing == "drop"`` its rows with a missing cell are then dropped and counted."""
     if frame is not None:
         params: dict[str, Any] = {"frame": frame_sha256(frame)}
 
         def compute():
-            dataset, dropped = encode_frame(frame, cfg.missing)
+            dataset, dropped = encode_frame(_variables(frame, cfg), cfg.missing)
             return {"data": dataset.to_frame()}, _data_meta(dataset, None, dropped)
 
     elif cfg.network is not None:
@@ -101,12 +106,20 @@ def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = N
         params = {"file": str(path.resolve()), "sha256": file_sha256(path)}
 
         def compute():
-            dataset, dropped = encode_frame(read_frame(path), cfg.missing, source=str(path))
+            dataset, dropped = encode_frame(_variables(read_frame(path), cfg), cfg.missing, source=str(path))
             return {"data": dataset.to_frame()}, _data_meta(dataset, None, dropped)
 
-    if cfg.missing != "reject" and cfg.network is None:  # (absent by default: old keys unchanged)
-        params["missing"] = cfg.missing
+    if cfg.network is None:  # (absent by default: old keys unchanged; keep changes no data)
+        if cfg.missing != "reject":
+            params["missing"] = cfg.missing
+        if cfg.drop is not None:
+            params["drop"] = sorted(cfg.drop)
     return cache.get_or_compute("data", VERSIONS["data"], params, {}, compute)
+
+
+def _variables(frame: pd.DataFrame, cfg: RunConfig) -> pd.DataFrame:
+    """The columns of a user's table that are variables (:func:`bayesnet.dataset.select_columns`)."""
+    return select_columns(frame, cfg.drop or (), cfg.keep or ())
 
 
 def frame_sha256(frame: pd.DataFrame) -> str:
@@ -183,11 +196,6 @@ def knowledge_matrices(cfg: RunConfig, data: Artifact | list[str]):
     return knowledge_of(cfg).matrices(names)
 
 
-def _deadline(limit: float | None) -> Deadline | None:
-    """The deadline of a stage starting now with time limit ``limit`` (None: none)."""
-    return None if limit is None else Deadline.after(limit)
-
-
 def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: bool = False,
                    n_jobs: int = 1, executor=None, n_groups: int = 1, limit: float | None = None) -> Artifact:
     """Restriction: which edges the score stage may use (PC skeleton, PMMS, MMPC, cops, or the
@@ -205,7 +213,7 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
     method = RESTRICTION[cfg.method]
 
     def compute():
-        deadline = _deadline(limit)
+        deadline = stage_deadline("restrict", limit)
         if method.run is None:
             return {}, {"method": "none", "n_tests": 0, "tests_by_order": {}, "removed_by_order": {}}
         dataset = dataset_of(data)
@@ -353,7 +361,7 @@ def scores_stage(
 
     def compute():
         score_table = SCORE[cfg.score].run
-        deadline = _deadline(limit)
+        deadline = stage_deadline("scores", limit)
         dataset = dataset_of(data)
         n = dataset.data.shape[1]
         allowed, names = allowed_of(restrict), list(dataset.names)
@@ -429,9 +437,9 @@ def solve_params(cfg: RunConfig) -> dict[str, Any]:
     return _with_knowledge(method_key(SOLVER, cfg), cfg)
 
 
-FINAL_STATUSES = frozenset({"optimal", "infeasible", "converged", "exhausted", "max_orders"})
+FINAL_STATUSES = frozenset({"optimal", "infeasible", "converged", "exhausted", "max_orders", "max_iter"})
 """Solver statuses of a finished search (any other status, e.g. ``timelimit``, is a limit)."""
-INTERRUPTED_STATUSES = frozenset({"userinterrupt"})
+INTERRUPTED_STATUSES = frozenset({"userinterrupt", "interrupted"})
 
 
 def cut_table_result(result: dict[str, Any], unscored: list[int]) -> dict[str, Any]:
@@ -455,14 +463,18 @@ def solve_completion(meta: dict[str, Any]) -> str:
 
 
 def solve_stage(
-    cache: StageCache, cfg: RunConfig, data: Artifact | None, restrict: Artifact | None, scores: Artifact | None
+    cache: StageCache, cfg: RunConfig, data: Artifact | None, restrict: Artifact | None, scores: Artifact | None,
+    report: Callback | None = None,
 ) -> Artifact:
     """Maximise the score over DAGs with ``cfg.solver`` (:mod:`ilp.methods`, :mod:`search.methods`).
 
-    The exact ILP of Su 2023 section 5.6 and k-G / k-A* read the score table; GES and SGES read
-    the data and the restriction. The exact ILP warm-starts from the incumbent a non-final
+    The exact ILP of Su 2023 section 5.6, k-G / k-A*, hc and tabu read the score table; GES and
+    SGES read the data and the restriction. The exact ILP warm-starts from the incumbent a non-final
     solve of the same problem left (:mod:`pipeline.core.incumbent`). On a score table the budget cut
-    the result claims no bound (:func:`cut_table_result`).
+    the result claims no bound (:func:`cut_table_result`). ``report`` receives the solver's progress
+    records (:mod:`hybridbn.progress`). A solver stopped by a stop request (:mod:`hybridbn.interrupt`)
+    returns its best DAG with status ``interrupted`` (its own word kept as ``solver_status``), raised
+    as :class:`StageInterrupted`, never cached.
     """
     params = solve_params(cfg)
     names = variable_names({"data": data} if data is not None else {"scores": scores})
@@ -475,7 +487,7 @@ def solve_stage(
     def compute():
         start = resume.load() if warm else None
         know = knowledge_matrices(cfg, names)
-        inputs = SolveInputs(names=names, start=None if start is None else start.parent_sets,
+        inputs = SolveInputs(names=names, start=None if start is None else start.parent_sets, progress=report,
                              **({} if know is None else solver_arcs(know)))
         if scores is not None:
             inputs.table = table_of(scores, names)
@@ -490,6 +502,8 @@ def solve_stage(
         solution = SOLVER[cfg.solver].run(cfg, inputs)
         if scores is not None and scores.meta.get("status") == "timeout":
             solution.summary = cut_table_result(solution.summary, scores.meta["table_meta"]["unscored"])
+        if solution.summary.get("status") == "userinterrupt":
+            solution.summary = {**solution.summary, "status": "interrupted", "solver_status": "userinterrupt"}
         if know is not None:
             check_solution(know, solution.parent_sets, cfg.solver)
         frame = pd.DataFrame({
@@ -524,23 +538,50 @@ def true_dag(network_name: str) -> np.ndarray:
     return np.asarray(network.adjacency, dtype=bool)
 
 
-def compare(dag: np.ndarray, reference: np.ndarray) -> dict[str, Any]:
-    """SHD between CPDAGs, skeleton precision/recall/F1 and arc differences of two DAGs."""
-    out: dict[str, Any] = {"shd": int(shd(dag_to_cpdag(dag), dag_to_cpdag(reference)))}
+def equivalence_class(dag: np.ndarray, know: KnowledgeMatrices | None = None) -> np.ndarray:
+    """The PDAG a run reports for ``dag``: its CPDAG, or with expert knowledge the maximally
+    oriented PDAG of the DAGs of its class that hold the required arcs and none of the excluded
+    ones (forbidden, against the tiers): Meek's rules with background knowledge (Meek 1995,
+    :func:`graphs.pdag.dag_to_pdag_with_knowledge`). Raises
+    :class:`graphs.pdag.KnowledgeConflictError` when no DAG of the class holds the knowledge."""
+    if know is None:
+        return dag_to_cpdag(dag)
+    return dag_to_pdag_with_knowledge(dag, know.required, ~know.allowed, know.names)
+
+
+def truth_class(truth: np.ndarray, know: KnowledgeMatrices | None = None) -> tuple[np.ndarray, bool]:
+    """:func:`equivalence_class` of the true DAG, and whether the truth breaks the knowledge, in
+    which case its plain CPDAG stands in."""
+    try:
+        return equivalence_class(truth, know), False
+    except KnowledgeConflictError:
+        return dag_to_cpdag(truth), True
+
+
+def compare(dag: np.ndarray, reference: np.ndarray, know: KnowledgeMatrices | None = None) -> dict[str, Any]:
+    """SHD between the equivalence classes (:func:`equivalence_class`, under the knowledge ``know``
+    if any), skeleton precision/recall/F1 and arc differences of two DAGs; with knowledge also
+    ``knowledge_conflicts_truth``, whether the reference breaks it (the SHD is then against its
+    plain CPDAG)."""
+    reference_class, conflicts = truth_class(reference, know)
+    out: dict[str, Any] = {"shd": int(shd(equivalence_class(dag, know), reference_class))}
+    if know is not None:
+        out["knowledge_conflicts_truth"] = conflicts
     out.update({k: json_ready(v) for k, v in skeleton_scores(dag, reference).items()})
     out.update({k: json_ready(v) for k, v in edge_differences(dag, reference).items()})
     return out
 
 
-def evaluate_stage(cache: StageCache, data: Artifact, solve: Artifact) -> Artifact:
-    """Compare the learned DAG with the network that generated the data (when it is known)."""
+def evaluate_stage(cache: StageCache, cfg: RunConfig, data: Artifact, solve: Artifact) -> Artifact:
+    """Compare the learned DAG with the network that generated the data (when it is known), under
+    the run's knowledge (whose digest enters the key only when there is some)."""
     network = data.meta.get("network")
-    params = {"truth": network}
+    params = _with_knowledge({"truth": network}, cfg)
 
     def compute():
         if network is None:
             return {}, {"truth": None}
-        return {}, {"truth": network, **compare(dag_of(solve), true_dag(network))}
+        return {}, {"truth": network, **compare(dag_of(solve), true_dag(network), knowledge_matrices(cfg, data))}
 
     inputs = {"data": data.key, "solve": solve.key}
     return cache.get_or_compute("evaluate", VERSIONS["evaluate"], params, inputs, compute)
@@ -557,6 +598,7 @@ def run_stages(
     score_executor=None,
     score_groups: int = 1,
     frame: pd.DataFrame | None = None,
+    report: Callback | None = None,
 ) -> dict[str, Artifact]:
     """Run the stages in order up to and including ``upto``; returns the artifacts by stage.
 
@@ -565,46 +607,72 @@ def run_stages(
     ``frame``: the data as a table (the Python API) instead of a network or a file. A score file
     (``cfg.scores``) skips data, restriction and evaluation.
     With ``cfg.budget`` the restriction, the scoring and the solver get the time limits of
-    :mod:`pipeline.core.budget`.
-    A stage interrupted with a result raises :class:`StageInterrupted` holding the artifacts so far.
+    :mod:`pipeline.core.budget`. ``progress`` shows the progress bars of the restriction and the
+    scoring; ``report`` receives the solver's progress records (:mod:`hybridbn.progress`).
+    A stage interrupted with a result raises :class:`StageInterrupted` holding the artifacts so far;
+    a stop request in another stage raises :class:`pipeline.core.stopping.StageStopped`.
     """
     out: dict[str, Artifact] = {}
     try:
-        _run_stages(out, cache, cfg, STAGES.index(upto), progress, n_jobs, score_executor, score_groups, frame)
+        _run_stages(out, cache, cfg, STAGES.index(upto), progress, n_jobs, score_executor, score_groups, frame,
+                    report)
     except StageInterrupted as exc:  # report what the run had, the interrupted stage included
         exc.artifacts = {**out, exc.artifact.stage: exc.artifact}
         raise
     return out
 
 
-def _run_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_groups, frame) -> None:
+def _run_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_groups, frame, report) -> None:
     """The body of :func:`run_stages`, filling ``out`` stage by stage."""
     if cfg.scores is not None:
+        check_stop("scores")
         out["scores"] = score_file_stage(cache, cfg)
         knowledge_matrices(cfg, variable_names(out))  # unknown variable names fail before solving
         if last >= 3:
-            out["solve"] = solve_stage(cache, solve_config(cfg, out), None, None, out["scores"])
+            check_stop("solve")
+            out["solve"] = solve_stage(cache, solve_config(cfg, out), None, None, out["scores"],
+                                       _budget_report(report, cfg, out))
         return
+    check_stop("data")
     out["data"] = data_stage(cache, cfg, frame)
     knowledge_matrices(cfg, out["data"])  # unknown variable names fail before the other stages
-    model_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_groups)
+    model_stages(out, cache, cfg, last, progress, n_jobs, score_executor, score_groups, report)
 
 
 def model_stages(out: dict[str, Artifact], cache: StageCache, cfg: RunConfig, last: int, progress: bool = False,
-                 n_jobs: int = 1, score_executor=None, score_groups: int = 1) -> None:
+                 n_jobs: int = 1, score_executor=None, score_groups: int = 1, report: Callback | None = None) -> None:
     """The stages after the data (``out["data"]``) up to ``STAGES[last]``, into ``out``; with
     ``cfg.budget`` the restriction, the scoring and the solver get the time limits of
-    :mod:`pipeline.core.budget`."""
+    :mod:`pipeline.core.budget`. A stop request ends the stages other than the solve at their safe
+    points (:mod:`pipeline.core.stopping`); the solver returns its best DAG."""
     if last >= 1:
+        check_stop("restrict")
         out["restrict"] = restrict_stage(cache, cfg, out["data"], progress, n_jobs, score_executor, score_groups,
                                          restrict_limit(cfg))
     if last >= 2 and cfg.solver in TABLE_SOLVERS:
+        check_stop("scores")
         out["scores"] = scores_stage(cache, cfg, out["data"], out["restrict"], progress, n_jobs,
                                      score_executor, score_groups, scores_limit(cfg, out))
     if last >= 3:
-        out["solve"] = solve_stage(cache, solve_config(cfg, out), out["data"], out["restrict"], out.get("scores"))
+        check_stop("solve")
+        out["solve"] = solve_stage(cache, solve_config(cfg, out), out["data"], out["restrict"], out.get("scores"),
+                                   _budget_report(report, cfg, out))
     if last >= 4:
-        out["evaluate"] = evaluate_stage(cache, out["data"], out["solve"])
+        check_stop("evaluate")
+        out["evaluate"] = evaluate_stage(cache, cfg, out["data"], out["solve"])
+
+
+def _budget_report(report: Callback | None, cfg: RunConfig, artifacts: dict[str, Artifact]) -> Callback | None:
+    """``report`` with each record's ``budget_left`` (seconds) under ``--budget``: what restriction
+    and scoring left, less the solver's elapsed time."""
+    left = budget_left(cfg, artifacts)
+    if report is None or left is None:
+        return report
+
+    def with_budget(record):
+        report({**record, "budget_left": round(max(left - record["elapsed"], 0.0), 1)})
+
+    return with_budget
 
 
 def names_of(data: Artifact) -> list[str]:
