@@ -167,6 +167,25 @@ def score_compact(cells, n_cells, configs, n_cfg, cell_tabs, cfg_tabs, slot, cod
     return total - penalty
 
 
+@njit(cache=True, nogil=True, inline="always")
+def memo_score(cells, n_cells, configs, n_cfg, cell_tabs, cfg_tabs, slot, r, penalty):
+    """:func:`score_compact` from the memo tables alone, or NaN when a term is not memoised yet.
+
+    The same sum in the same order, with no call inside (and one exit), so that numba drops the
+    reference counting of its arguments when it inlines it into a hot loop; the loop calls
+    :func:`score_compact`, which fills the memo, only on NaN.
+    """
+    top = cell_tabs.shape[1]
+    total = 0.0
+    for t in range(n_cells):
+        n = cells[t]
+        total += cell_tabs[slot, n] if n < top else np.nan
+    for t in range(n_cfg):
+        n = configs[t]
+        total -= cfg_tabs[slot, n] if n < top else np.nan
+    return 0.0 if r == 1 else total - penalty
+
+
 @njit(cache=True, nogil=True)
 def term_tables(code, ess, q, r, n_rows):
     """``A(n)`` and ``B(n)`` for ``n = 0..n_rows`` (``A(0) = B(0) = 0``): full tables for :func:`score_cells`."""

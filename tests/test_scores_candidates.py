@@ -58,6 +58,8 @@ CASES = [  # (seed, n_rows, arities, skew, palim)
     (4, 2000, (2, 2, 2, 2, 2, 2), True, 4),   # one balanced child, near-constant parents
     (5, 60, (2, 3, 1, 2, 3), False, 3),       # a one-state variable
     (6, 150, (30, 25, 3, 20, 2), False, 3),   # large cell spaces: grouped / dense counting
+    (7, 3000, (9, 8, 10, 7, 6, 8), False, 3),  # bitset, dense and touched counting, by the cost model
+    (8, 2000, (60, 50, 3, 45, 40), False, 3),  # cell spaces beyond the dense histograms: grouped counting
 ]
 
 
