@@ -21,25 +21,25 @@ SUPPORT_EPS = 1e-6
 
 
 class LPSupport:
-    """Support of an LP solution (families with ``x* > 0`` and parents).
+    """Support of an LP solution: the families with ``x* > 0`` and a parent, as rows ``i``.
 
-    Weights ``w``, children ``ch``, the parent indicator ``P`` (float, families x n) and the
-    same in sparse form: the parents of family ``i`` are ``par_idx[par_ptr[i]:par_ptr[i + 1]]``
-    (CSR), the families with parent ``u`` are ``fam_idx[fam_ptr[u]:fam_ptr[u + 1]]`` (CSC),
-    ascending.
+    In the table's vocabulary: row ``i`` (family ``keep[i]`` of the problem) has weight ``w[i]``,
+    child ``child[i]`` and parents ``parents[parent_ptr[i]:parent_ptr[i + 1]]`` (ascending), also
+    as the dense indicator ``P`` (float, rows x ``n_vars``); the other way round, the rows with
+    parent ``u`` are ``rows[row_ptr[u]:row_ptr[u + 1]]`` (ascending).
     """
 
     def __init__(self, problem: FamilyProblem, xval: np.ndarray):
-        keep = np.flatnonzero((xval > SUPPORT_EPS) & (np.diff(problem.par_ptr) > 0))
-        self.n = problem.n
+        keep = np.flatnonzero((xval > SUPPORT_EPS) & (problem.sizes > 0))
+        self.n_vars = problem.n_vars
         self.w = xval[keep]
-        self.ch = problem.child[keep]
+        self.child = problem.child[keep]
         self.P = problem.parent_matrix(keep).astype(np.float64)
-        fams, self.par_idx = np.nonzero(self.P)  # row-major: by family, parents ascending
-        self.par_ptr = np.searchsorted(fams, np.arange(keep.size + 1))
-        by_parent = np.argsort(self.par_idx, kind="stable")
-        self.fam_idx = fams[by_parent]
-        self.fam_ptr = np.searchsorted(self.par_idx[by_parent], np.arange(self.n + 1))
+        rows, self.parents = np.nonzero(self.P)  # row-major: by row, parents ascending
+        self.parent_ptr = np.searchsorted(rows, np.arange(keep.size + 1))
+        by_parent = np.argsort(self.parents, kind="stable")
+        self.rows = rows[by_parent]
+        self.row_ptr = np.searchsorted(self.parents[by_parent], np.arange(self.n_vars + 1))
 
     def components(self) -> list[np.ndarray]:
         """Strongly connected components (size >= 2) of the digraph of support arcs.
@@ -49,7 +49,7 @@ class LPSupport:
         the intersecting mass and 1 each to ``|C| - 1``).
         """
         rows, cols = np.nonzero(self.P)
-        graph = coo_matrix((np.ones(rows.size), (cols, self.ch[rows])), shape=(self.n, self.n))
+        graph = coo_matrix((np.ones(rows.size), (cols, self.child[rows])), shape=(self.n_vars, self.n_vars))
         k, labels = connected_components(graph, directed=True, connection="strong")
         comps = [np.flatnonzero(labels == c) for c in range(k)]
         return [c for c in comps if c.size >= 2]
@@ -60,8 +60,8 @@ def member_families(problem: FamilyProblem, cluster) -> tuple[np.ndarray, np.nda
     parents are in ``cluster``; only the members' families are visited, so a cut on a large
     table costs what its members hold."""
     members = np.unique(np.asarray(list(cluster), dtype=np.int64))
-    starts = problem.fam_ptr[members]
-    fams = segment_indices(starts, problem.fam_ptr[members + 1] - starts)
+    starts = problem.child_ptr[members]
+    fams = segment_indices(starts, problem.child_ptr[members + 1] - starts)
     return fams, problem.parents_in(members, fams)
 
 
@@ -92,7 +92,7 @@ def arc_form_children(problem: FamilyProblem, arc_min_saving: int) -> np.ndarray
     """The nodes whose share of some cut of :func:`cut_row` can take the arc form: a member's arc
     form saves at most ``min(n_in, n_out)`` nonzeros, at most half its families, so it needs
     ``2 * arc_min_saving`` of them. Only their incoming arcs need arc variables."""
-    return np.diff(problem.fam_ptr) >= 2 * arc_min_saving
+    return np.diff(problem.child_ptr) >= 2 * arc_min_saving
 
 
 def cut_row(problem: FamilyProblem, cluster, *, arc_min_saving: int | None = None) -> CutRow:
@@ -120,11 +120,11 @@ def cut_row(problem: FamilyProblem, cluster, *, arc_min_saving: int | None = Non
     # a member's arc form saves at most min(n_in, n_out) nonzeros (see arc_form_children), so
     # only a member holding at least ``arc_min_saving`` families in both forms can take it
     if arc_min_saving is not None and np.minimum(n_in, n_out).max() >= arc_min_saving:
-        parent_ptr, parents = problem.candidate_arcs[:2]
-        in_cluster = np.zeros(problem.n, dtype=bool)
+        cand_ptr, cand_parents = problem.candidate_arcs[:2]  # each node's candidate parents
+        in_cluster = np.zeros(problem.n_vars, dtype=bool)
         in_cluster[members] = True
-        sizes = parent_ptr[members + 1] - parent_ptr[members]
-        arc_parents = parents[segment_indices(parent_ptr[members], sizes)]
+        sizes = cand_ptr[members + 1] - cand_ptr[members]
+        arc_parents = cand_parents[segment_indices(cand_ptr[members], sizes)]
         arc_member = np.repeat(np.arange(members.size), sizes)
         hit = in_cluster[arc_parents]
         n_arcs = np.bincount(arc_member[hit], minlength=members.size) + count(inside > 1)

@@ -111,8 +111,8 @@ def violated_convex4(problem: FamilyProblem, xval: np.ndarray, *, min_excess: fl
     sup = LPSupport(problem, xval)
     if sup.w.size == 0:
         return []
-    nodes = np.flatnonzero(sup.P.any(axis=0) | np.isin(np.arange(problem.n), sup.ch))
-    local = np.searchsorted(nodes, sup.ch)  # the scan runs on the support's nodes only
+    nodes = np.flatnonzero(sup.P.any(axis=0) | np.isin(np.arange(problem.n_vars), sup.child))
+    local = np.searchsorted(nodes, sup.child)  # the scan runs on the support's nodes only
     P = np.ascontiguousarray(sup.P[:, nodes])  # C-ordered float64, as in convex4_row: one compiled version
     found = sorted(_violated(sup.w, local, P, min_excess), key=lambda t: -t[0])
     return [tuple(int(nodes[v]) for v in t[1:]) for t in found[:max_cuts]]
@@ -121,7 +121,7 @@ def violated_convex4(problem: FamilyProblem, xval: np.ndarray, *, min_excess: fl
 def convex4_row(problem: FamilyProblem, quad) -> np.ndarray:
     """Families on the left-hand side of the inequality of ``quad = (a, b, c, d)`` (rhs 2)."""
     fams = np.concatenate([problem.families_of(v) for v in sorted(quad)])  # grouped by child
-    ptr = offsets(np.bincount(problem.child[fams], minlength=problem.n))
+    ptr = offsets(np.bincount(problem.child[fams], minlength=problem.n_vars))
     P = problem.parent_matrix(fams).astype(np.float64)  # the scan's type (violated_convex4)
     rows = _term_families(P, ptr, np.arange(fams.size), *quad)
     return fams[np.array(rows, dtype=np.int64)]

@@ -53,25 +53,25 @@ def _pairwise_sum(a):
 
 
 @njit(cache=True, nogil=True)
-def _in_mass(w, ch, cnt, in_c, members_only):
+def _in_mass(w, child, cnt, in_c, members_only):
     """Per node: LP mass of its families with a parent in the cluster (``cnt > 0``), only for
     cluster members if ``members_only``; summed in family order."""
     mass = np.zeros(in_c.size)
     for i in range(w.size):
-        if cnt[i] > 0 and (in_c[ch[i]] or not members_only):
-            mass[ch[i]] += w[i]
+        if cnt[i] > 0 and (in_c[child[i]] or not members_only):
+            mass[child[i]] += w[i]
     return mass
 
 
 @njit(cache=True, nogil=True)
-def _parent_mass(w, ch, cnt, in_c, count, par_ptr, par_idx):
+def _parent_mass(w, child, cnt, in_c, count, parent_ptr, parents):
     """Per node ``u``: LP mass of the members' families with ``cnt == count`` and ``u`` as a
     parent (``w`` masked, times ``P``), summed in family order."""
     out = np.zeros(in_c.size)
     for i in range(w.size):
-        if in_c[ch[i]] and cnt[i] == count:
-            for k in range(par_ptr[i], par_ptr[i + 1]):
-                out[par_idx[k]] += w[i]
+        if in_c[child[i]] and cnt[i] == count:
+            for k in range(parent_ptr[i], parent_ptr[i + 1]):
+                out[parents[k]] += w[i]
     return out
 
 
@@ -88,58 +88,58 @@ def _members(in_c, size):
 
 
 @njit(cache=True, nogil=True)
-def _add(cnt, fam_ptr, fam_idx, v, step):
-    """``cnt[i] += step`` for the families ``i`` with ``v`` as a parent."""
-    for k in range(fam_ptr[v], fam_ptr[v + 1]):
-        cnt[fam_idx[k]] += step
+def _add(cnt, row_ptr, rows, v, step):
+    """``cnt[i] += step`` for the support rows ``i`` with ``v`` as a parent."""
+    for k in range(row_ptr[v], row_ptr[v + 1]):
+        cnt[rows[k]] += step
 
 
 @njit(cache=True, nogil=True)
-def _peel(w, ch, par_ptr, par_idx, fam_ptr, fam_idx, nodes, min_excess):
+def _peel(w, child, parent_ptr, parents, row_ptr, rows, nodes, min_excess):
     """Best cluster met while peeling ``nodes`` down one node at a time (empty if none has
     excess ``> min_excess``)."""
-    n = fam_ptr.size - 1
+    n = row_ptr.size - 1
     in_c = np.zeros(n, dtype=np.bool_)
     cnt = np.zeros(w.size, dtype=np.int64)  # parents of each family inside the cluster
     for v in nodes:
         in_c[v] = True
-        _add(cnt, fam_ptr, fam_idx, v, 1)
+        _add(cnt, row_ptr, rows, v, 1)
     best, best_excess = np.zeros(0, dtype=np.int64), min_excess
     size = nodes.size
     while size >= 2:
-        mass = _in_mass(w, ch, cnt, in_c, True)
+        mass = _in_mass(w, child, cnt, in_c, True)
         inside = _members(in_c, size)
         excess = _pairwise_sum(mass[inside]) - (size - 1)
         if excess > best_excess:
             best, best_excess = inside, excess
         # Removing v: excess changes by 1 - mass[v] - (mass of other members' families whose
         # only parent in the cluster is v).
-        lost = _parent_mass(w, ch, cnt, in_c, 1, par_ptr, par_idx)
+        lost = _parent_mass(w, child, cnt, in_c, 1, parent_ptr, parents)
         v = inside[0]
         for u in inside:
             if 1.0 - mass[u] - lost[u] > 1.0 - mass[v] - lost[v]:
                 v = u
         in_c[v] = False
         size -= 1
-        _add(cnt, fam_ptr, fam_idx, v, -1)
+        _add(cnt, row_ptr, rows, v, -1)
     return best
 
 
 @njit(cache=True, nogil=True)
-def _grow(w, ch, par_ptr, par_idx, fam_ptr, fam_idx, seed, min_excess, max_size):
+def _grow(w, child, parent_ptr, parents, row_ptr, rows, seed, min_excess, max_size):
     """First violated cluster met while growing from ``seed`` by best excess gain (empty if
     none within ``max_size`` nodes)."""
-    n = fam_ptr.size - 1
+    n = row_ptr.size - 1
     in_c = np.zeros(n, dtype=np.bool_)
     in_c[seed] = True
     cnt = np.zeros(w.size, dtype=np.int64)
-    _add(cnt, fam_ptr, fam_idx, seed, 1)
+    _add(cnt, row_ptr, rows, seed, 1)
     excess = 0.0
     for size in range(2, max_size + 1):
         # Adding u: members' families with no parent in C yet but u in W start to count, and
         # u's own families with a parent in C count; the cluster grows by one node.
-        gain = _parent_mass(w, ch, cnt, in_c, 0, par_ptr, par_idx)
-        mass = _in_mass(w, ch, cnt, in_c, False)
+        gain = _parent_mass(w, child, cnt, in_c, 0, parent_ptr, parents)
+        mass = _in_mass(w, child, cnt, in_c, False)
         u = -1
         for j in range(n):
             if not in_c[j]:
@@ -149,7 +149,7 @@ def _grow(w, ch, par_ptr, par_idx, fam_ptr, fam_idx, seed, min_excess, max_size)
         if u < 0 or gain[u] <= -1.0 + 1e-9:
             break
         in_c[u] = True
-        _add(cnt, fam_ptr, fam_idx, u, 1)
+        _add(cnt, row_ptr, rows, u, 1)
         excess += gain[u]
         if excess > min_excess:
             return _members(in_c, size)
@@ -163,7 +163,7 @@ def greedy_clusters(
     sup = LPSupport(problem, xval)
     if sup.w.size == 0:
         return []
-    data = (sup.w, sup.ch, sup.par_ptr, sup.par_idx, sup.fam_ptr, sup.fam_idx)
+    data = (sup.w, sup.child, sup.parent_ptr, sup.parents, sup.row_ptr, sup.rows)
     comps = sup.components()
     clusters = [_peel(*data, comp, min_excess) for comp in comps]
     if grow:

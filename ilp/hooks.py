@@ -24,7 +24,7 @@ def start_solution(parent_sets: Sequence[Sequence[int]]):
         problem = fm.problem
         family = {(c, problem.parents_of(f)): f for f, c in enumerate(problem.child.tolist())}
         chosen = [family.get((v, tuple(int(p) for p in ps))) for v, ps in enumerate(parent_sets)]
-        if len(parent_sets) != problem.n or None in chosen:
+        if len(parent_sets) != problem.n_vars or None in chosen:
             logger.warning("the stored incumbent does not fit this problem; solving without it")
             return []
         sol = fm.model.createSol()

@@ -45,11 +45,11 @@ def build_model(problem: FamilyProblem, *, arc_children: np.ndarray, set_packing
     x = [
         model.addVar(name=f"I({','.join(problem.names[p] for p in ps)}->{problem.names[v]})",
                      vtype="B", obj=float(s))
-        for ps, v, s in zip(map(problem.parents_of, range(problem.n_families)), problem.child.tolist(),
+        for ps, v, s in zip(map(problem.parents_of, range(problem.n_candidates)), problem.child.tolist(),
                             problem.score.tolist())
     ]
     model.setMaximize()
-    for v in range(problem.n):
+    for v in range(problem.n_vars):
         model.addCons(quicksum(x[f] for f in problem.families_of(v).tolist()) == 1, name=f"convex({v})")
 
     arcs = {}
@@ -80,7 +80,7 @@ def build_model(problem: FamilyProblem, *, arc_children: np.ndarray, set_packing
     n_three = 0
     if cluster_3:
         linked = lambda a, b: (a, b) in arc_set or (b, a) in arc_set  # noqa: E731
-        for trio in itertools.combinations(range(problem.n), 3):
+        for trio in itertools.combinations(range(problem.n_vars), 3):
             a, b, c = trio
             if linked(a, b) and linked(b, c) and linked(a, c):
                 fams = intersecting_families(problem, trio)

@@ -6,7 +6,7 @@ search). Starting from a topological order of a given DAG, we repeatedly move on
 position that raises the total score the most (an insertion move; moving ``v`` past ``u``
 changes only the families open to ``v`` and ``u``) until no move improves. The result is never
 worse than the DAG it started from, and acyclic by construction. Compiled with numba over
-the CSR arrays of :class:`ilp.problem.FamilyProblem` (families of each child sorted by
+the columns of :class:`ilp.problem.FamilyProblem` (families of each child sorted by
 decreasing score, so the first family that fits is the best).
 """
 
@@ -22,17 +22,17 @@ _MIN_GAIN = 1e-9
 
 
 @njit(cache=True, nogil=True)
-def _best(v, pos, limit, extra, banned, fam_ptr, par_ptr, par_idx):
+def _best(v, pos, limit, extra, banned, child_ptr, parent_ptr, parents):
     """Best family of ``v`` whose parents ``p`` all have ``p != banned`` and either
     ``pos[p] < limit`` or ``p == extra`` (-1 if none)."""
-    for f in range(fam_ptr[v], fam_ptr[v + 1]):
-        q = par_ptr[f]
-        while q < par_ptr[f + 1]:
-            p = par_idx[q]
+    for f in range(child_ptr[v], child_ptr[v + 1]):
+        q = parent_ptr[f]
+        while q < parent_ptr[f + 1]:
+            p = parents[q]
             if p == banned or (pos[p] >= limit and p != extra):
                 break
             q += 1
-        if q == par_ptr[f + 1]:
+        if q == parent_ptr[f + 1]:
             return f
     return -1
 
@@ -44,11 +44,12 @@ def _mark(flags, ptr, idx, v, value):
 
 
 @njit(cache=True, nogil=True)
-def _search(order, score, fam_ptr, par_ptr, par_idx, cp_ptr, cp_idx, cc_ptr, cc_idx, max_passes):
+def _search(order, score, child_ptr, parent_ptr, parents, arc_parent_ptr, arc_parents, arc_child_ptr, arc_children,
+            max_passes):
     """Insertion moves until none improves. Passing ``u`` changes ``u``'s best family only if
     ``v`` is a candidate parent of ``u``, and ``v``'s only if ``u`` is one of ``v``'s, so the
     other positions cost O(1); a move changes the best families inside the moved range only.
-    ``cp_*`` / ``cc_*``: candidate parents / children (:attr:`FamilyProblem.candidate_arcs`)."""
+    ``arc_*``: candidate parents and children of each node (:attr:`FamilyProblem.candidate_arcs`)."""
     n = order.size
     parent_of_v = np.zeros(n, dtype=np.bool_)
     child_of_v = np.zeros(n, dtype=np.bool_)
@@ -57,22 +58,22 @@ def _search(order, score, fam_ptr, par_ptr, par_idx, cp_ptr, cp_idx, cc_ptr, cc_
     for i in range(n):
         pos[order[i]] = i
     for v in range(n):
-        best[v] = _best(v, pos, pos[v], -1, -1, fam_ptr, par_ptr, par_idx)
+        best[v] = _best(v, pos, pos[v], -1, -1, child_ptr, parent_ptr, parents)
     for _ in range(max_passes):
         improved = False
         for v0 in range(n):
             v = order[v0]
             i = pos[v]
-            _mark(parent_of_v, cp_ptr, cp_idx, v, True)
-            _mark(child_of_v, cc_ptr, cc_idx, v, True)
+            _mark(parent_of_v, arc_parent_ptr, arc_parents, v, True)
+            _mark(child_of_v, arc_child_ptr, arc_children, v, True)
             gain, move_to, total, fv = 0.0, i, 0.0, best[v]
             for j in range(i - 1, -1, -1):  # v jumps ahead of u = order[j]: u may now use v
                 u = order[j]
                 if child_of_v[u]:
-                    fu = _best(u, pos, pos[u], v, -1, fam_ptr, par_ptr, par_idx)
+                    fu = _best(u, pos, pos[u], v, -1, child_ptr, parent_ptr, parents)
                     total += score[fu] - score[best[u]]
                 if parent_of_v[u]:
-                    fv = _best(v, pos, j, -1, -1, fam_ptr, par_ptr, par_idx)
+                    fv = _best(v, pos, j, -1, -1, child_ptr, parent_ptr, parents)
                     if fv < 0:
                         break
                 if total + score[fv] - score[best[v]] > gain + _MIN_GAIN:
@@ -81,16 +82,16 @@ def _search(order, score, fam_ptr, par_ptr, par_idx, cp_ptr, cp_idx, cc_ptr, cc_
             for j in range(i + 1, n):  # v falls behind u = order[j]: u loses v
                 u = order[j]
                 if child_of_v[u]:
-                    fu = _best(u, pos, pos[u], -1, v, fam_ptr, par_ptr, par_idx)
+                    fu = _best(u, pos, pos[u], -1, v, child_ptr, parent_ptr, parents)
                     if fu < 0:
                         break
                     total += score[fu] - score[best[u]]
                 if parent_of_v[u]:
-                    fv = _best(v, pos, j + 1, -1, -1, fam_ptr, par_ptr, par_idx)
+                    fv = _best(v, pos, j + 1, -1, -1, child_ptr, parent_ptr, parents)
                 if total + score[fv] - score[best[v]] > gain + _MIN_GAIN:
                     gain, move_to = total + score[fv] - score[best[v]], j
-            _mark(parent_of_v, cp_ptr, cp_idx, v, False)
-            _mark(child_of_v, cc_ptr, cc_idx, v, False)
+            _mark(parent_of_v, arc_parent_ptr, arc_parents, v, False)
+            _mark(child_of_v, arc_child_ptr, arc_children, v, False)
             if move_to != i:
                 improved = True
                 lo, hi = min(i, move_to), max(i, move_to)
@@ -103,7 +104,7 @@ def _search(order, score, fam_ptr, par_ptr, par_idx, cp_ptr, cp_idx, cc_ptr, cc_
                     pos[order[k]] = k
                 for k in range(lo, hi + 1):
                     w = order[k]
-                    best[w] = _best(w, pos, pos[w], -1, -1, fam_ptr, par_ptr, par_idx)
+                    best[w] = _best(w, pos, pos[w], -1, -1, child_ptr, parent_ptr, parents)
         if not improved:
             break
     return best
@@ -113,7 +114,7 @@ def search_orders(problem: FamilyProblem, order, *, max_passes: int = 20) -> tup
     """Insertion moves from ``order`` (at most ``max_passes`` sweeps over the nodes): the final
     order and the best family of each child for it. Every node needs a family fitting ``order``."""
     order = np.array(order, dtype=np.int64)
-    best = _search(order, problem.score, problem.fam_ptr, problem.par_ptr, problem.par_idx,
+    best = _search(order, problem.score, problem.child_ptr, problem.parent_ptr, problem.parents,
                    *problem.candidate_arcs, max_passes)
     return order, best.tolist()
 

@@ -34,31 +34,27 @@ families in 0.6 s to more than 60 s."""
 
 def use_dp(problem: FamilyProblem, dp_max_vars: int) -> bool:
     """Whether :func:`ilp.solve_ilp` hands ``problem`` to the DP (a deterministic rule)."""
-    return problem.n <= dp_max_vars and (
-        problem.n <= DP_ALWAYS_VARS or problem.n_families >= DP_MIN_FAMILIES)
-
-
-def problem_table(problem: FamilyProblem) -> ScoreTable:
-    """The families of ``problem`` (after parent limit and required/forbidden arcs) as a table."""
-    return ScoreTable.from_columns(problem.n, problem.child, problem.par_ptr, problem.par_idx, problem.score,
-                                   problem.names)
+    return problem.n_vars <= dp_max_vars and (
+        problem.n_vars <= DP_ALWAYS_VARS or problem.n_candidates >= DP_MIN_FAMILIES)
 
 
 def solve_by_dp(problem: FamilyProblem, table: ScoreTable, t0: float) -> ILPResult:
     """Optimal DAG of ``problem`` by the DP, as an :class:`ILPResult` (status ``"optimal"``);
-    the objective is re-scored on the caller's ``table``. ``t0``: the caller's start clock."""
+    ``problem`` is itself a score table (the families after parent limit and arcs), which the DP
+    takes as it is; the objective is re-scored on the caller's ``table``. ``t0``: the caller's
+    start clock."""
     t_build = time.perf_counter() - t0
     try:
-        _, parent_sets = exact_optimum(problem_table(problem), max_vars=problem.n)
+        _, parent_sets = exact_optimum(problem, max_vars=problem.n_vars)
     except ExactDPError:  # the only error left on a validated problem within max_vars
         raise ILPInfeasibleError("no acyclic choice of the candidate parent sets exists") from None
     objective = table.score_of(parent_sets)
     t_solve = time.perf_counter() - t0 - t_build
-    stats = {"method": "exact_dp", "n_vars": problem.n, "n_families": problem.n_families,
+    stats = {"method": "exact_dp", "n_vars": problem.n_vars, "n_families": problem.n_candidates,
              **NO_SEARCH, "root_dual_bound": objective,
              "first_incumbent_s": t_build + t_solve}
     return ILPResult(
-        dag=adjacency_from_parents(parent_sets, problem.n), parent_sets=parent_sets,
+        dag=adjacency_from_parents(parent_sets, problem.n_vars), parent_sets=parent_sets,
         objective=objective, dual_bound=objective, gap=0.0, status="optimal",
         names=problem.names, times={"build": t_build, "solve": t_solve}, stats=stats,
     )

@@ -1,17 +1,16 @@
 """Validated family problem: the score table after parent limit and required/forbidden arcs.
 
 The ILP (Cussens 2011; Bartlett & Cussens 2017; Su 2023 section 5.6) has one binary variable
-``I(W -> v)`` per candidate family. This module filters the columns of a
-:class:`scores.table.ScoreTable` with numpy by the user options into CSR arrays over the families
-that survive them (in the table's order: by child, then by decreasing score), and rejects bad
-input with :class:`ILPInputError` before any solver is started.
+``I(W -> v)`` per candidate family. This module filters the rows of a
+:class:`scores.table.ScoreTable` with numpy by the user options into a :class:`FamilyProblem`,
+the same table (same columns, same order: by child, then by decreasing score) over the families
+that survive them, and rejects bad input with :class:`ILPInputError` before any solver is started.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -19,7 +18,7 @@ import numpy as np
 from graphs.dag import find_cycle
 from hybridbn.checks import check_parent_limit
 from hybridbn.errors import HybridBNError
-from scores.table import ParentSet, ScoreTable, ScoreTableError, offsets, segment_indices
+from scores.table import ParentSet, ScoreTable, ScoreTableError, segment_indices
 
 logger = logging.getLogger(__name__)
 
@@ -32,50 +31,36 @@ class ILPInfeasibleError(ILPInputError):
     """No acyclic choice of the remaining candidate parent sets exists."""
 
 
-@dataclass(frozen=True)
-class FamilyProblem:
-    """Families ``f = 0..F-1`` as CSR arrays, grouped by child and, within a child, sorted by
-    decreasing score (ties in table order).
+class FamilyProblem(ScoreTable):
+    """The rows of a score table that survive the options: the ILP's families ``f = 0..F-1``.
 
-    Family ``f`` is ``par_idx[par_ptr[f]:par_ptr[f + 1]] -> child[f]`` (parents ascending) with
-    local score ``score[f]``; the families of child ``v`` are ``fam_ptr[v] .. fam_ptr[v + 1] - 1``,
-    so the first that fits a constraint is the best. The compiled plugin kernels take these
-    arrays as they are (numba takes neither lists of tuples nor Python-int bit sets).
+    A :class:`scores.table.ScoreTable`, so the same columns in the same order: family ``f`` is
+    ``parents[parent_ptr[f]:parent_ptr[f + 1]] -> child[f]`` (parents ascending) with local score
+    ``score[f]``, the families of child ``v`` are ``child_ptr[v] .. child_ptr[v + 1] - 1`` by
+    decreasing score (ties in table order), so the first that fits a constraint is the best, and
+    ``member_row`` is the family of each entry of ``parents``. ``child`` and ``parents`` are int64
+    and ``names`` always set; the compiled plugin kernels take the columns as they are (numba takes
+    neither lists of tuples nor Python-int bit sets). What it adds is what the ILP derives from the
+    families: candidate arcs, moral links, parent indicators and DAGs of a choice of families.
     """
-
-    n: int
-    names: list[str]
-    child: np.ndarray
-    score: np.ndarray
-    par_ptr: np.ndarray
-    par_idx: np.ndarray
-    fam_ptr: np.ndarray
-
-    @property
-    def n_families(self) -> int:
-        return self.child.size
 
     def families_of(self, v: int) -> np.ndarray:
         """Indices of the families of child ``v`` (decreasing score)."""
-        return np.arange(self.fam_ptr[v], self.fam_ptr[v + 1])
+        return np.arange(self.child_ptr[v], self.child_ptr[v + 1])
 
     def parents_of(self, f: int) -> ParentSet:
         """Parent set of family ``f`` (a sorted tuple)."""
-        return tuple(self.par_idx[self.par_ptr[f]:self.par_ptr[f + 1]].tolist())
-
-    @cached_property
-    def member_family(self) -> np.ndarray:
-        """The family of each entry of ``par_idx``."""
-        return np.repeat(np.arange(self.n_families), np.diff(self.par_ptr))
+        return tuple(self.parents[self.parent_ptr[f]:self.parent_ptr[f + 1]].tolist())
 
     @cached_property
     def candidate_arcs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The distinct arcs ``u -> v`` of the families as ``(parent_ptr, parents, child_ptr,
-        children)``: each node's candidate parents ``parents[parent_ptr[v]:parent_ptr[v + 1]]``
-        and candidate children ``children[child_ptr[u]:child_ptr[u + 1]]``, ascending."""
-        heads, n = self.child[self.member_family], self.n
-        by_child = np.unique(heads * n + self.par_idx)
-        by_parent = np.unique(self.par_idx * n + heads)
+        """The distinct arcs ``u -> v`` of the families, per node, as ``(arc_parent_ptr, arc_parents,
+        arc_child_ptr, arc_children)``: the candidate parents of ``v`` are
+        ``arc_parents[arc_parent_ptr[v]:arc_parent_ptr[v + 1]]`` and the candidate children of ``u``
+        ``arc_children[arc_child_ptr[u]:arc_child_ptr[u + 1]]``, ascending."""
+        heads, n = self.child[self.member_row], self.n_vars
+        by_child = np.unique(heads * n + self.parents)
+        by_parent = np.unique(self.parents * n + heads)
         bounds = np.arange(n + 1) * n
         return (np.searchsorted(by_child, bounds), by_child % n,
                 np.searchsorted(by_parent, bounds), by_parent % n)
@@ -93,29 +78,29 @@ class FamilyProblem:
     def parents_in(self, nodes, families: np.ndarray | None = None) -> np.ndarray:
         """How many parents in ``nodes`` each family (of ``families``, default all, in that
         order) has; only those families' parents are read."""
-        inside = np.zeros(self.n, dtype=bool)
+        inside = np.zeros(self.n_vars, dtype=bool)
         inside[list(nodes)] = True
         if families is None:
-            return np.bincount(self.member_family[inside[self.par_idx]], minlength=self.n_families)
-        first = self.par_ptr[families]
-        sizes = self.par_ptr[families + 1] - first
-        hit = inside[self.par_idx[segment_indices(first, sizes)]]
+            return np.bincount(self.member_row[inside[self.parents]], minlength=self.n_candidates)
+        first = self.parent_ptr[families]
+        sizes = self.parent_ptr[families + 1] - first
+        hit = inside[self.parents[segment_indices(first, sizes)]]
         return np.bincount(np.repeat(np.arange(families.size), sizes)[hit], minlength=families.size)
 
     def parent_matrix(self, families: np.ndarray) -> np.ndarray:
         """Dense parent indicator of ``families``: ``out[i, u]`` iff ``u`` is a parent in ``families[i]``."""
-        out = np.zeros((len(families), self.n), dtype=bool)
-        sizes = self.par_ptr[families + 1] - self.par_ptr[families]
+        out = np.zeros((len(families), self.n_vars), dtype=bool)
+        sizes = self.parent_ptr[families + 1] - self.parent_ptr[families]
         rows = np.repeat(np.arange(len(families)), sizes)
-        out[rows, self.par_idx[segment_indices(self.par_ptr[families], sizes)]] = True
+        out[rows, self.parents[segment_indices(self.parent_ptr[families], sizes)]] = True
         return out
 
     def arc_families(self) -> dict[tuple[int, int], np.ndarray]:
         """The families holding each arc ``u -> v`` that occurs in at least one family, by arc
         (sorted), each list ascending."""
-        heads = self.child[self.member_family]
-        order = np.lexsort((self.member_family, heads, self.par_idx))
-        tails, heads, fams = self.par_idx[order], heads[order], self.member_family[order]
+        heads = self.child[self.member_row]
+        order = np.lexsort((self.member_row, heads, self.parents))
+        tails, heads, fams = self.parents[order], heads[order], self.member_row[order]
         starts = np.flatnonzero(np.r_[True, (tails[1:] != tails[:-1]) | (heads[1:] != heads[:-1])])
         return {(int(tails[i]), int(heads[i])): group
                 for i, group in zip(starts, np.split(fams, starts[1:]))}
@@ -126,15 +111,15 @@ class FamilyProblem:
         child ``c`` holding both as parents (at most one family of each list can be chosen).
 
         Each list is ascending; keys come in the order of their first family (then of its parents)."""
-        n, fam = self.n, self.member_family
+        n, fam = self.n_vars, self.member_row
         heads = self.child[fam]
-        arc_codes, arcs = _groups(np.minimum(self.par_idx, heads) * n + np.maximum(self.par_idx, heads), fam)
+        arc_codes, arcs = _groups(np.minimum(self.parents, heads) * n + np.maximum(self.parents, heads), fam)
         # pairs of entries of one family, in itertools.combinations order: entry e with each later one
-        entry = np.arange(self.par_idx.size)
-        later = self.par_ptr[fam + 1] - entry - 1
+        entry = np.arange(self.parents.size)
+        later = self.parent_ptr[fam + 1] - entry - 1
         first, second = np.repeat(entry, later), segment_indices(entry + 1, later)
-        spouse_codes, spouses = _groups((self.child[fam[first]] * n + self.par_idx[first]) * n
-                                        + self.par_idx[second], fam[first])
+        spouse_codes, spouses = _groups((self.child[fam[first]] * n + self.parents[first]) * n
+                                        + self.parents[second], fam[first])
         lo, hi = np.divmod(arc_codes, n)
         c, ab = np.divmod(spouse_codes, n * n)
         a, b = np.divmod(ab, n)
@@ -144,9 +129,9 @@ class FamilyProblem:
     def dag_of(self, fams: Iterable[int]) -> np.ndarray:
         """Boolean adjacency matrix of a choice of families (one per child)."""
         fams = np.fromiter(fams, dtype=np.int64)
-        sizes = self.par_ptr[fams + 1] - self.par_ptr[fams]
-        adj = np.zeros((self.n, self.n), dtype=bool)
-        adj[self.par_idx[segment_indices(self.par_ptr[fams], sizes)], np.repeat(self.child[fams], sizes)] = True
+        sizes = self.parent_ptr[fams + 1] - self.parent_ptr[fams]
+        adj = np.zeros((self.n_vars, self.n_vars), dtype=bool)
+        adj[self.parents[segment_indices(self.parent_ptr[fams], sizes)], np.repeat(self.child[fams], sizes)] = True
         return adj
 
 
@@ -240,12 +225,5 @@ def build_problem(
     kept = table.select(keep)
     logger.debug("family problem: n=%d, %d families kept, %d dropped by options", n, kept.n_candidates,
                  table.n_candidates - kept.n_candidates)
-    return FamilyProblem(
-        n=n,
-        names=names,
-        child=kept.child.astype(np.int64),
-        score=kept.score,
-        par_ptr=kept.parent_ptr,
-        par_idx=kept.parents.astype(np.int64),
-        fam_ptr=offsets(left),
-    )
+    return FamilyProblem(n_vars=n, child=kept.child.astype(np.int64), parent_ptr=kept.parent_ptr,
+                         parents=kept.parents.astype(np.int64), score=kept.score, names=names, meta=kept.meta)

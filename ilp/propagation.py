@@ -5,7 +5,7 @@ At a node, an arc ``u -> v`` is *implied* when every family of ``v`` that is sti
 the implied arcs reach ``w`` from ``v``, any family ``W -> v`` with ``w in W`` would close a
 directed cycle, so it can be fixed to 0; implied arcs that already form a cycle make the node
 infeasible. Reachability is searched depth first from each node over the (sparse) implied arcs,
-in numba-compiled kernels over the CSR arrays of :class:`ilp.problem.FamilyProblem`.
+in numba-compiled kernels over the columns of :class:`ilp.problem.FamilyProblem`.
 """
 
 from __future__ import annotations
@@ -17,32 +17,32 @@ from ilp.problem import FamilyProblem
 
 
 @njit(cache=True, nogil=True)
-def _implied_arcs(n, par_ptr, par_idx, fam_ptr, allowed):
+def _implied_arcs(n, parent_ptr, parents, child_ptr, allowed):
     """Implied arcs as CSR out-lists ``(ptr, succ)``: ``u -> v`` iff ``u`` is a parent in every
     allowed family of ``v`` (none for a child without allowed families)."""
     count = np.zeros(n, dtype=np.int64)
-    tails = np.empty(par_idx.size, dtype=np.int64)
-    heads = np.empty(par_idx.size, dtype=np.int64)
+    tails = np.empty(parents.size, dtype=np.int64)
+    heads = np.empty(parents.size, dtype=np.int64)
     m = 0
     for v in range(n):
         n_allowed, first = 0, -1
-        for f in range(fam_ptr[v], fam_ptr[v + 1]):
+        for f in range(child_ptr[v], child_ptr[v + 1]):
             if allowed[f]:
                 if first < 0:
                     first = f
                 n_allowed += 1
-                for q in range(par_ptr[f], par_ptr[f + 1]):
-                    count[par_idx[q]] += 1
+                for q in range(parent_ptr[f], parent_ptr[f + 1]):
+                    count[parents[q]] += 1
         if first < 0:
             continue
-        for q in range(par_ptr[first], par_ptr[first + 1]):  # an implied parent is in every family
-            if count[par_idx[q]] == n_allowed:
-                tails[m], heads[m] = par_idx[q], v
+        for q in range(parent_ptr[first], parent_ptr[first + 1]):  # an implied parent is in every family
+            if count[parents[q]] == n_allowed:
+                tails[m], heads[m] = parents[q], v
                 m += 1
-        for f in range(fam_ptr[v], fam_ptr[v + 1]):
+        for f in range(child_ptr[v], child_ptr[v + 1]):
             if allowed[f]:
-                for q in range(par_ptr[f], par_ptr[f + 1]):
-                    count[par_idx[q]] = 0
+                for q in range(parent_ptr[f], parent_ptr[f + 1]):
+                    count[parents[q]] = 0
     ptr = np.zeros(n + 1, dtype=np.int64)
     for e in range(m):
         ptr[tails[e] + 1] += 1
@@ -57,11 +57,11 @@ def _implied_arcs(n, par_ptr, par_idx, fam_ptr, allowed):
 
 
 @njit(cache=True, nogil=True)
-def _closing_families(n, par_ptr, par_idx, fam_ptr, allowed):
+def _closing_families(n, parent_ptr, parents, child_ptr, allowed):
     """``(closes, cyclic)``: allowed families ``W -> v`` with some ``w in W`` reachable from ``v``
     by implied arcs, and whether the implied arcs contain a directed cycle (then no family is
     returned)."""
-    ptr, succ = _implied_arcs(n, par_ptr, par_idx, fam_ptr, allowed)
+    ptr, succ = _implied_arcs(n, parent_ptr, parents, child_ptr, allowed)
     closes = np.zeros(allowed.size, dtype=np.bool_)
     seen = np.full(n, -1, dtype=np.int64)  # seen[u] == v: u reachable from v (path length >= 1)
     stack = np.empty(n + 1, dtype=np.int64)  # v itself, then each node at most once
@@ -80,10 +80,10 @@ def _closing_families(n, par_ptr, par_idx, fam_ptr, allowed):
                     top += 1
         if seen[v] == v:
             return np.zeros(allowed.size, dtype=np.bool_), True
-        for f in range(fam_ptr[v], fam_ptr[v + 1]):
+        for f in range(child_ptr[v], child_ptr[v + 1]):
             if allowed[f]:
-                for q in range(par_ptr[f], par_ptr[f + 1]):
-                    if seen[par_idx[q]] == v:
+                for q in range(parent_ptr[f], parent_ptr[f + 1]):
+                    if seen[parents[q]] == v:
                         closes[f] = True
                         break
     return closes, False
@@ -92,5 +92,5 @@ def _closing_families(n, par_ptr, par_idx, fam_ptr, allowed):
 def cycle_closing_families(problem: FamilyProblem, allowed: np.ndarray) -> tuple[np.ndarray, bool]:
     """Allowed families that would close a cycle with the implied arcs, and whether those
     implied arcs are already cyclic. ``allowed`` is a boolean mask over families."""
-    return _closing_families(problem.n, problem.par_ptr, problem.par_idx, problem.fam_ptr,
+    return _closing_families(problem.n_vars, problem.parent_ptr, problem.parents, problem.child_ptr,
                              np.ascontiguousarray(allowed, dtype=np.bool_))

@@ -31,13 +31,13 @@ def set_packing_rows(problem: FamilyProblem, min_size: int = 3) -> list[tuple[tu
     grouped by a lexicographic sort, without a Python object per pair (docs/benchmarks.md,
     issue 23.3).
     """
-    sizes = np.diff(problem.par_ptr)
+    sizes = np.diff(problem.parent_ptr)
     width = int(sizes.max(initial=0)) + 1
     smallest_rest = max(min_size - 1, 0)
     blocks, block_fams = [], []
     for k in range(smallest_rest, width):
         fams = np.flatnonzero(sizes == k)
-        parents = problem.par_idx[problem.par_ptr[fams, None] + np.arange(k)]
+        parents = problem.parents[problem.parent_ptr[fams, None] + np.arange(k)]
         for rest in (r for s in range(smallest_rest, k + 1) for r in itertools.combinations(range(k), s)):
             nodes = np.full((fams.size, width), -1, dtype=np.int32)
             nodes[:, :len(rest)] = parents[:, rest]

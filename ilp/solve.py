@@ -91,9 +91,9 @@ def arc_children(problem: FamilyProblem, options: ILPOptions) -> np.ndarray:
     """The nodes whose incoming arcs get arc variables, as :class:`ILPOptions` says
     (``arc_vars``, ``arc_vars_max_arcs``, ``arc_form_min_saving``)."""
     if not options.arc_vars:
-        return np.zeros(problem.n, dtype=bool)
+        return np.zeros(problem.n_vars, dtype=bool)
     if problem.n_candidate_arcs <= options.arc_vars_max_arcs:
-        return np.ones(problem.n, dtype=bool)
+        return np.ones(problem.n_vars, dtype=bool)
     return arc_form_children(problem, options.arc_form_min_saving)
 
 
@@ -166,7 +166,7 @@ def solve_ilp(
     fm = build_model(problem, arc_children=arc_children(problem, options), set_packing=options.set_packing,
                      cluster_3=options.cluster_3)
     model = fm.model
-    _set_parameters(model, options, problem.n_families)
+    _set_parameters(model, options, problem.n_candidates)
 
     conshdlr = include_cluster_conshdlr(fm, options)
     for a in fm.arcs.values():
@@ -182,7 +182,7 @@ def solve_ilp(
     if memory_limit is not None:
         model.setParam("limits/memory", float(memory_limit))
 
-    model.optimize()
+    model.optimizeNogil()  # SCIP's C code lets other threads run (the progress display's ticker)
     events.close()
     t_solve = time.perf_counter() - t0 - t_build
     if t_first is None and model.getNSols() > 0:
@@ -199,8 +199,8 @@ def solve_ilp(
         raise ILPSolveError(f"SCIP stopped with status {status!r} before finding any DAG")
 
     sol = model.getBestSol()
-    chosen = [f for f in range(problem.n_families) if model.getSolVal(sol, fm.x[f]) > 0.5]
-    parent_sets = [()] * problem.n
+    chosen = [f for f in range(problem.n_candidates) if model.getSolVal(sol, fm.x[f]) > 0.5]
+    parent_sets = [()] * problem.n_vars
     for f in chosen:
         parent_sets[problem.child[f]] = problem.parents_of(f)
     dag = problem.dag_of(chosen)
@@ -214,8 +214,8 @@ def solve_ilp(
     counts = _search_counts(model)
     stats = {
         "method": "ilp",
-        "n_vars": problem.n,
-        "n_families": problem.n_families,
+        "n_vars": problem.n_vars,
+        "n_families": problem.n_candidates,
         "n_arc_vars": len(fm.arcs),
         **counts,
         "warm_start_objective": float(problem.score[warm].sum()) if warm is not None else None,

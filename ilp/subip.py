@@ -27,12 +27,12 @@ logger = logging.getLogger(__name__)
 
 def _component_families(sup: LPSupport, comp: np.ndarray):
     """Local child index, local parent lists and weights of the support families inside ``comp``."""
-    local = np.full(sup.n, -1)
+    local = np.full(sup.n_vars, -1)
     local[comp] = np.arange(comp.size)
-    inside = (local[sup.ch] >= 0) & (sup.P[:, comp].sum(axis=1) > 0)
+    inside = (local[sup.child] >= 0) & (sup.P[:, comp].sum(axis=1) > 0)
     rows = np.flatnonzero(inside)
     parents = [np.flatnonzero(sup.P[r, comp]).tolist() for r in rows]
-    return local[sup.ch[rows]], parents, sup.w[rows]
+    return local[sup.child[rows]], parents, sup.w[rows]
 
 
 def _enumerate(k: int, child, parents, w, min_excess: float, max_cuts: int) -> list[list[int]]:

@@ -23,8 +23,10 @@ import gzip
 import logging
 from pathlib import Path
 
+import numpy as np
+
 from hybridbn.errors import HybridBNError
-from scores.table import ScoreTable
+from scores.table import ScoreTable, offsets
 
 logger = logging.getLogger(__name__)
 
@@ -51,11 +53,13 @@ def jkl_bytes(table: ScoreTable, use_names: bool = False, compress: bool = False
         label = list(table.names)
     else:
         label = [str(v) for v in range(table.n_vars)]
+    members = [label[p] for p in table.parents.tolist()]
+    ptr, score, child_ptr = table.parent_ptr.tolist(), table.score.tolist(), table.child_ptr.tolist()
     lines = [str(table.n_vars)]
-    for v, fam in enumerate(table.families):
-        lines.append(f"{label[v]} {len(fam)}")
-        for ps, score in fam.items():  # by decreasing score, the table's order
-            lines.append(" ".join([repr(float(score)), str(len(ps)), *(label[p] for p in ps)]))
+    for v in range(table.n_vars):
+        lines.append(f"{label[v]} {child_ptr[v + 1] - child_ptr[v]}")
+        for f in range(child_ptr[v], child_ptr[v + 1]):  # by decreasing score, the table's order
+            lines.append(" ".join([repr(score[f]), str(ptr[f + 1] - ptr[f]), *members[ptr[f]:ptr[f + 1]]]))
     data = ("\n".join(lines) + "\n").encode()
     return gzip.compress(data) if compress else data
 
@@ -73,14 +77,15 @@ def read_jkl(path: str | Path) -> ScoreTable:
     if not lines:
         raise JKLError(f"{path}: empty file")
     try:
-        families, names = _parse(lines)
+        columns, names = _parse(lines)
     except JKLError as exc:
         raise JKLError(f"{path}: {exc}") from None
-    return ScoreTable.from_families(families, names, meta={"source": str(path)})
+    return ScoreTable.from_columns(*columns, names, meta={"source": str(path)})
 
 
-def _parse(lines: list[tuple[int, list[str]]]) -> tuple[list[dict], list[str] | None]:
-    """Families and names of the non-comment ``(line number, tokens)`` lines."""
+def _parse(lines: list[tuple[int, list[str]]]) -> tuple[tuple, list[str] | None]:
+    """The table's columns ``(n_vars, child, parent_ptr, parents, score)`` and names of the
+    non-comment ``(line number, tokens)`` lines, rows in block order."""
     no, tokens = lines[0]
     n_vars = _int(tokens[0], no, "number of variables") if len(tokens) == 1 else _fail(
         no, f"first line must hold only the number of variables, got {' '.join(tokens)!r}")
@@ -111,23 +116,27 @@ def _parse(lines: list[tuple[int, list[str]]]) -> tuple[list[dict], list[str] | 
     index = {b[1]: i for i, b in enumerate(blocks)}
     if len(index) != n_vars:
         _fail(blocks[0][0], "a variable has more than one block")
-    families: list[dict] = [{} for _ in range(n_vars)]
-    for no, child, rows in blocks:
-        v = index[child]
+    sets, scores = [], []
+    for v, (_, name, rows) in enumerate(blocks):
+        seen = set()
         for row_no, score, parents in rows:
             try:
                 ps = tuple(sorted(index[p] for p in parents))
             except KeyError as err:
                 _fail(row_no, f"unknown parent {err.args[0]!r}")
             if v in ps or len(set(ps)) != len(ps):
-                _fail(row_no, f"invalid parent set {parents} for {child!r}")
-            if ps in families[v]:
-                _fail(row_no, f"parent set {parents} of {child!r} listed twice")
-            families[v][ps] = score
+                _fail(row_no, f"invalid parent set {parents} for {name!r}")
+            if ps in seen:
+                _fail(row_no, f"parent set {parents} of {name!r} listed twice")
+            seen.add(ps)
+            sets.append(ps)
+            scores.append(score)
     names = [b[1] for b in blocks]
     if names == [str(i) for i in range(n_vars)]:  # BLIP's indices: no names to keep
         names = None
-    return families, names
+    child = np.repeat(np.arange(n_vars), [len(rows) for _, _, rows in blocks])
+    parent_ptr = offsets(np.fromiter(map(len, sets), dtype=np.int64, count=len(sets)))
+    return (n_vars, child, parent_ptr, [p for ps in sets for p in ps], scores), names
 
 
 def _read_text(path: str | Path) -> str:

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from hybridbn.errors import HybridBNError
-from scores.table import ScoreTable
+from scores.table import ScoreTable, family_ids
 
 
 class StructurePriorError(HybridBNError, ValueError):
@@ -61,6 +61,27 @@ def with_structure_prior(table: ScoreTable, expected: float) -> ScoreTable:
 
 def _beats_its_subsets(table: ScoreTable) -> np.ndarray:
     """Mask of the rows whose score is strictly above that of every proper subset in the table
-    (ties go to the subset, as in :mod:`scores.candidates`); ``families`` lists the rows in order."""
-    return np.array([all(family.get(sub, -np.inf) < s for k in range(len(ps)) for sub in itertools.combinations(ps, k))
-                     for family in table.families for ps, s in family.items()], dtype=bool)
+    (ties go to the subset, as in :mod:`scores.candidates`): for each size ``j``, the subsets of
+    ``j`` parents of every larger row are looked up among the rows of ``j`` parents at once."""
+    sizes = table.sizes
+    largest = int(sizes.max(initial=0))
+    best_subset = np.full(table.n_candidates, -np.inf)
+    for j in range(largest):
+        stored = np.flatnonzero(sizes == j)
+        rows, subsets = [], []
+        for k in range(j + 1, largest + 1):
+            larger = np.flatnonzero(sizes == k)
+            members = _members(table, larger, k)
+            for pick in itertools.combinations(range(k), j):
+                rows.append(larger)
+                subsets.append(np.column_stack([table.child[larger], members[:, list(pick)]]))
+        ids = family_ids(np.concatenate([np.column_stack([table.child[stored], _members(table, stored, j)]), *subsets]))
+        score_of = np.full(ids.max(initial=-1) + 1, -np.inf)
+        score_of[ids[:stored.size]] = table.score[stored]
+        np.maximum.at(best_subset, np.concatenate(rows), score_of[ids[stored.size:]])
+    return table.score > best_subset
+
+
+def _members(table: ScoreTable, rows: np.ndarray, k: int) -> np.ndarray:
+    """The parents of ``rows``, which all have ``k`` of them, as a ``(len(rows), k)`` matrix."""
+    return table.parents[table.parent_ptr[rows, None] + np.arange(k)]

@@ -42,6 +42,16 @@ def segment_indices(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.arange(ends[-1] if ends.size else 0) - np.repeat(ends - sizes - starts, sizes)
 
 
+def family_ids(families: np.ndarray) -> np.ndarray:
+    """Dense ids of families given as the rows ``[child, parent, ...]`` of an integer matrix (shorter
+    parent sets padded with -1): equal rows, equal ids, in lexicographic order. The columns are folded
+    in one at a time, each fold re-ranked, so the codes stay below ``rows x (n_vars + 2)``."""
+    ids = np.zeros(families.shape[0], dtype=np.int64)
+    for column in families.T.astype(np.int64):
+        ids = np.unique(ids * (int(column.max(initial=0)) + 2) + column + 1, return_inverse=True)[1]
+    return ids
+
+
 @dataclass(frozen=True, eq=False)
 class ScoreTable:
     """Candidate parent sets and local scores for ``n_vars`` variables, one row per family.
@@ -49,8 +59,13 @@ class ScoreTable:
     Row ``f`` is the parent set ``parents[parent_ptr[f]:parent_ptr[f + 1]]`` (strictly ascending)
     of child ``child[f]`` with local score ``score[f]``. Invariant (checked by :meth:`validate`):
     rows are grouped by child in ascending order and, within a child, sorted by decreasing score,
-    ties in the order they were given; every child has a row. Build tables with
-    :meth:`from_columns` or :meth:`from_families`, which put the rows in this order.
+    ties in the order they were given; every child has a row. Derived: ``sizes`` (parents per row),
+    ``child_ptr`` (the rows of child ``v`` are ``child_ptr[v] .. child_ptr[v + 1] - 1``) and
+    ``member_row`` (the row of each entry of ``parents``). These names are the one vocabulary of the
+    family table from the score kernel to the ILP, whose :class:`ilp.problem.FamilyProblem` is a
+    score table too. Build tables with :meth:`from_columns` or :meth:`from_families` (hand-written
+    tables), which put the rows in this order; edit them on the columns (:meth:`respecting`,
+    :meth:`within`, :meth:`select`).
     """
 
     n_vars: int
@@ -80,7 +95,7 @@ class ScoreTable:
     @classmethod
     def from_families(cls, families: Sequence[dict[ParentSet, float]], names: list[str] | None = None,
                       meta: dict[str, Any] | None = None) -> "ScoreTable":
-        """A table from ``families[v][parents] = score`` (hand-written tables, files, tests)."""
+        """A table from ``families[v][parents] = score`` (hand-written tables, tests)."""
         rows = [(v, ps, s) for v, fam in enumerate(families) for ps, s in fam.items()]
         sizes = np.array([len(ps) for _, ps, _ in rows], dtype=np.int64)
         members = [p for _, ps, _ in rows for p in ps]
@@ -109,7 +124,8 @@ class ScoreTable:
 
     @cached_property
     def families(self) -> list[dict[ParentSet, float]]:
-        """Read-only view ``families[v][parents] = score`` (rows in table order), built on first use."""
+        """Read-only view ``families[v][parents] = score`` (rows in table order), built on first use:
+        for tests and debugging; the code edits tables on their columns."""
         sets = np.split(self.parents, self.parent_ptr[1:-1]) if self.n_candidates else []
         view: list[dict[ParentSet, float]] = [{} for _ in range(self.n_vars)]
         for v, ps, s in zip(self.child.tolist(), sets, self.score.tolist()):
@@ -145,6 +161,19 @@ class ScoreTable:
         keep = np.bincount(rows[~allowed[self.parents, heads]], minlength=self.n_candidates) == 0
         held = np.bincount(rows[required[self.parents, heads]], minlength=self.n_candidates)
         return keep & (held == required.sum(axis=0)[self.child])
+
+    def within(self, nodes: Iterable[int]) -> np.ndarray:
+        """Mask of the rows ``W -> v`` with ``v`` and every ``p`` in ``W`` among ``nodes`` (indices);
+        only the rows of those children are read."""
+        nodes = np.unique(np.fromiter(nodes, dtype=np.int64))
+        inside = np.zeros(self.n_vars, dtype=bool)
+        inside[nodes] = True
+        rows = segment_indices(self.child_ptr[nodes], self.child_ptr[nodes + 1] - self.child_ptr[nodes])
+        sizes = self.parent_ptr[rows + 1] - self.parent_ptr[rows]
+        outside = ~inside[self.parents[segment_indices(self.parent_ptr[rows], sizes)]]
+        keep = np.zeros(self.n_candidates, dtype=bool)
+        keep[rows] = np.bincount(np.repeat(np.arange(rows.size), sizes)[outside], minlength=rows.size) == 0
+        return keep
 
     def select(self, keep: np.ndarray, meta: dict[str, Any] | None = None) -> "ScoreTable":
         """The rows where the boolean mask ``keep`` is True (order kept), with ``meta`` if given."""

@@ -280,14 +280,13 @@ class SearchContext:
 def learn_root(table: ScoreTable, variables: tuple[int, ...], solver: str) -> tuple[float, list[ParentSet]] | None:
     """Exact learning of the first ``k + 1`` variables of an order (section 3, "Initialization"):
     the optimum of the sub-table of families whose parents lie in ``variables`` (sorted)."""
-    local = {v: i for i, v in enumerate(variables)}
-    families = []
-    for v in variables:
-        fam = {tuple(local[p] for p in ps): s for ps, s in table.families[v].items() if all(p in local for p in ps)}
-        if not fam:
-            return None
-        families.append(fam)
-    sub = ScoreTable.from_families(families)
+    inside = table.select(table.within(variables))
+    if not np.diff(inside.child_ptr)[list(variables)].all():
+        return None
+    local = np.zeros(table.n_vars, dtype=np.int64)
+    local[list(variables)] = np.arange(len(variables))  # renumbered 0..k in the order of variables
+    sub = ScoreTable.from_columns(len(variables), local[inside.child], inside.parent_ptr, local[inside.parents],
+                                  inside.score)
     if solver == "ilp":
         from ilp import ILPInfeasibleError, solve_ilp  # SCIP is loaded only when asked for
 

@@ -46,8 +46,8 @@ def random_table(n: int, seed: int, palim: int = 3, keep: float = 1.0, empty: bo
 def dyadic_point(problem, rng, support: int = 4) -> np.ndarray:
     """Convex combination of a few families per child with weights in multiples of 1/16 (so every
     sum of LP values is exact)."""
-    x = np.zeros(problem.n_families)
-    for fams in map(problem.families_of, range(problem.n)):
+    x = np.zeros(problem.n_candidates)
+    for fams in map(problem.families_of, range(problem.n_vars)):
         pick = rng.choice(fams, size=min(support, fams.size), replace=False)
         parts = rng.multinomial(16, np.ones(pick.size) / pick.size)
         x[pick] = parts / 16.0

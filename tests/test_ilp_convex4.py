@@ -36,8 +36,8 @@ def _full_problem(n: int):
 
 
 def _chosen(problem, parent_sets) -> np.ndarray:
-    x = np.zeros(problem.n_families)
-    for f, (v, ps) in enumerate(zip(problem.child.tolist(), map(problem.parents_of, range(problem.n_families)))):
+    x = np.zeros(problem.n_candidates)
+    for f, (v, ps) in enumerate(zip(problem.child.tolist(), map(problem.parents_of, range(problem.n_candidates)))):
         x[f] = tuple(ps) == parent_sets[v]
     return x
 
@@ -64,7 +64,7 @@ def test_convex4_is_not_implied_by_cluster_constraints():
     clusters = [c for size in (2, 3, 4) for c in itertools.combinations(range(4), size)]
     a_ub = [np.isin(FOUR.child, c) & FOUR.has_parent_in(c) for c in clusters]
     a_eq = [FOUR.child == v for v in range(4)]
-    cost = np.zeros(FOUR.n_families)
+    cost = np.zeros(FOUR.n_candidates)
     cost[convex4_row(FOUR, quad)] = -1.0
     lp = linprog(cost, A_ub=np.array(a_ub, float), b_ub=[len(c) - 1 for c in clusters],
                  A_eq=np.array(a_eq, float), b_eq=np.ones(4), bounds=(0, 1))
@@ -80,7 +80,7 @@ def _canonical(quad):
 def _brute_force(problem, x, min_excess=1e-4):
     xs = np.where(x > SUPPORT_EPS, x, 0.0)
     found = set()
-    for nodes in itertools.combinations(range(problem.n), 4):
+    for nodes in itertools.combinations(range(problem.n_vars), 4):
         for quad in itertools.permutations(nodes):
             if xs[convex4_row(problem, quad)].sum() > 2 + min_excess:
                 found.add(_canonical(quad))
@@ -116,8 +116,8 @@ def test_set_packing_rows_hold_on_every_dag():
     for cluster, fams in rows:
         assert max(x[fams].sum() for x in DAGS4) == 1
         # exactly the families whose parents hold the rest of the cluster
-        expect = [f for f, (v, ps) in enumerate(zip(FOUR.child.tolist(), map(FOUR.parents_of, range(FOUR.n_families))))
-                  if v in cluster and set(cluster) - {v} <= set(ps)]
+        sets = map(FOUR.parents_of, range(FOUR.n_candidates))
+        expect = [f for f, (v, ps) in enumerate(zip(FOUR.child.tolist(), sets)) if v in cluster and set(cluster) - {v} <= set(ps)]
         assert fams.tolist() == expect
 
 
@@ -125,9 +125,9 @@ def test_set_packing_rows_hold_on_every_dag():
 def test_set_packing_rows_match_their_definition(seed):
     # every cluster of >= 3 nodes whose members all have a family holding the rest, in tuple order
     problem = build_problem(random_table(7, seed, palim=3, keep=0.5))
-    family = list(zip(problem.child.tolist(), map(set, map(problem.parents_of, range(problem.n_families)))))
+    family = list(zip(problem.child.tolist(), map(set, map(problem.parents_of, range(problem.n_candidates)))))
     expect = []
-    for cluster in (c for size in (3, 4) for c in itertools.combinations(range(problem.n), size)):
+    for cluster in (c for size in (3, 4) for c in itertools.combinations(range(problem.n_vars), size)):
         fams = [f for f, (v, ps) in enumerate(family) if v in cluster and set(cluster) - {v} <= ps]
         if {family[f][0] for f in fams} == set(cluster):
             expect.append((cluster, fams))

@@ -21,12 +21,12 @@ from ilp.propagation import cycle_closing_families
 
 # -- references ---------------------------------------------------------------------------------
 def ref_sinks_dag(problem, weights=None):
-    n, score = problem.n, problem.score
-    bits = [sum(1 << p for p in ps) for ps in map(problem.parents_of, range(problem.n_families))]
-    w = np.zeros(problem.n_families) if weights is None else np.asarray(weights, dtype=float)
+    n, score = problem.n_vars, problem.score
+    bits = [sum(1 << p for p in ps) for ps in map(problem.parents_of, range(problem.n_candidates))]
+    w = np.zeros(problem.n_candidates) if weights is None else np.asarray(weights, dtype=float)
     w_round = np.round(w, 9)
     ranked = [fams[np.argsort(-w_round[fams], kind="stable")].tolist()
-              for fams in map(problem.families_of, range(problem.n))]
+              for fams in map(problem.families_of, range(problem.n_vars))]
     w_round = w_round.tolist()
     ptr, remaining, allowed = [0] * n, (1 << n) - 1, [0] * n
 
@@ -59,8 +59,8 @@ def ref_sinks_dag(problem, weights=None):
 
 
 def ref_cycle_closing_families(problem, allowed):
-    n = problem.n
-    pmask = problem.parent_matrix(np.arange(problem.n_families))
+    n = problem.n_vars
+    pmask = problem.parent_matrix(np.arange(problem.n_candidates))
     child = problem.child[allowed]
     counts = np.bincount(child, minlength=n)
     cells = (child[:, None] * n + np.arange(n)).ravel()
@@ -69,21 +69,21 @@ def ref_cycle_closing_families(problem, allowed):
     for k in range(n):
         reach |= reach[:, k:k + 1] & reach[k:k + 1, :]
     if reach.diagonal().any():
-        return np.zeros(problem.n_families, dtype=bool), True
+        return np.zeros(problem.n_candidates, dtype=bool), True
     return allowed & (pmask & reach[problem.child, :]).any(axis=1), False
 
 
 def _in_mass(sup, cnt):
-    return np.bincount(sup.ch, weights=sup.w * (cnt > 0), minlength=sup.n)
+    return np.bincount(sup.child, weights=sup.w * (cnt > 0), minlength=sup.n_vars)
 
 
 def _ref_peel(sup, nodes, min_excess):
-    in_c = np.zeros(sup.n, dtype=bool)
+    in_c = np.zeros(sup.n_vars, dtype=bool)
     in_c[nodes] = True
     cnt = sup.P[:, nodes].sum(axis=1)
     best, best_excess = None, min_excess
     while in_c.sum() >= 2:
-        member = in_c[sup.ch]
+        member = in_c[sup.child]
         mass = _in_mass(sup, cnt * member)
         excess = mass[in_c].sum() - (in_c.sum() - 1)
         if excess > best_excess:
@@ -96,12 +96,12 @@ def _ref_peel(sup, nodes, min_excess):
 
 
 def _ref_grow(sup, seed, min_excess, max_size):
-    in_c = np.zeros(sup.n, dtype=bool)
+    in_c = np.zeros(sup.n_vars, dtype=bool)
     in_c[seed] = True
     cnt = sup.P[:, seed].copy()
     excess = 0.0
     for _ in range(max_size - 1):
-        member = in_c[sup.ch]
+        member = in_c[sup.child]
         gain = (sup.w * (member & (cnt == 0))) @ sup.P + _in_mass(sup, cnt) - 1.0
         gain[in_c] = -np.inf
         u = int(np.argmax(gain))
@@ -142,7 +142,7 @@ def _problem(n, seed, palim, keep):
 def test_sinks_dag_matches_reference(seed):
     rng = np.random.default_rng(seed)
     problem = _problem(int(rng.integers(2, 10)), seed, palim=int(rng.integers(1, 4)), keep=0.5)
-    points = [None, dyadic_point(problem, rng), rng.random(problem.n_families).round(2)]
+    points = [None, dyadic_point(problem, rng), rng.random(problem.n_candidates).round(2)]
     for w in points:
         assert sinks_dag(problem, w) == ref_sinks_dag(problem, w)
 
@@ -160,7 +160,7 @@ def test_cycle_closing_families_matches_reference(seed):
     problem = _problem(int(rng.integers(2, 12)), seed, palim=2, keep=0.6)
     for density in (0.1, 0.3, 0.6, 1.0):
         # Few allowed families per child, so that implied arcs (and some cycles) occur.
-        allowed = rng.random(problem.n_families) < density
+        allowed = rng.random(problem.n_candidates) < density
         closing, cyclic = cycle_closing_families(problem, allowed)
         ref_closing, ref_cyclic = ref_cycle_closing_families(problem, allowed)
         assert cyclic == ref_cyclic

@@ -17,7 +17,7 @@ def _best_for_order(problem, order) -> tuple[float, list[int]]:
     """Reference: every node takes its best family with all parents earlier in ``order``."""
     pos = {v: i for i, v in enumerate(order)}
     chosen = []
-    for v in range(problem.n):
+    for v in range(problem.n_vars):
         fits = [f for f in problem.families_of(v).tolist() if all(pos[p] < pos[v] for p in problem.parents_of(f))]
         chosen.append(max(fits, key=lambda f: problem.score[f]) if fits else None)
     if None in chosen:
@@ -35,10 +35,10 @@ def _moves(order):
 
 
 def _random_dag_families(problem, rng) -> list[int]:
-    order = rng.permutation(problem.n).tolist()
+    order = rng.permutation(problem.n_vars).tolist()
     pos = {v: i for i, v in enumerate(order)}
     chosen = []
-    for v in range(problem.n):
+    for v in range(problem.n_vars):
         fits = [f for f in problem.families_of(v).tolist() if all(pos[p] < pos[v] for p in problem.parents_of(f))]
         chosen.append(int(rng.choice(fits)))
     return chosen
@@ -51,12 +51,12 @@ def test_never_worse_acyclic_and_locally_optimal(seed, n, palim, keep):
     problem = build_problem(random_table(n + seed % 4, 900 + seed, palim=palim, keep=keep))
     start = _random_dag_families(problem, rng)
     result = improve_by_order(problem, start)
-    assert [int(problem.child[f]) for f in result] == list(range(problem.n))
+    assert [int(problem.child[f]) for f in result] == list(range(problem.n_vars))
     assert is_acyclic(problem.dag_of(result))
     assert problem.score[result].sum() >= problem.score[start].sum() - 1e-9
     order, result = search_orders(problem, topological_order(problem.dag_of(start)), max_passes=10**6)
     order = order.tolist()
-    assert sorted(order) == list(range(problem.n))
+    assert sorted(order) == list(range(problem.n_vars))
     score = float(problem.score[result].sum())
     ref_score, _ = _best_for_order(problem, order)
     assert score == pytest.approx(ref_score, abs=1e-9)  # best DAG for its own order
@@ -82,12 +82,12 @@ def test_rejects_a_cyclic_start():
 @pytest.mark.parametrize("seed", range(5))
 def test_candidate_arcs_and_parent_hits_match_the_families(seed):
     problem = build_problem(random_table(9, 40 + seed, palim=2, keep=0.15))
-    arcs = {(u, int(problem.child[f])) for f in range(problem.n_families) for u in problem.parents_of(f)}
-    parent_ptr, parents, child_ptr, children = problem.candidate_arcs
-    for v in range(problem.n):
-        assert parents[parent_ptr[v]:parent_ptr[v + 1]].tolist() == sorted(u for u, w in arcs if w == v)
-        assert children[child_ptr[v]:child_ptr[v + 1]].tolist() == sorted(w for u, w in arcs if u == v)
-    nodes, fams = [1, 4, 6], np.arange(problem.n_families)[::-2]
+    arcs = {(u, int(problem.child[f])) for f in range(problem.n_candidates) for u in problem.parents_of(f)}
+    arc_parent_ptr, arc_parents, arc_child_ptr, arc_children = problem.candidate_arcs
+    for v in range(problem.n_vars):
+        assert arc_parents[arc_parent_ptr[v]:arc_parent_ptr[v + 1]].tolist() == sorted(u for u, w in arcs if w == v)
+        assert arc_children[arc_child_ptr[v]:arc_child_ptr[v + 1]].tolist() == sorted(w for u, w in arcs if u == v)
+    nodes, fams = [1, 4, 6], np.arange(problem.n_candidates)[::-2]
     expected = [bool(set(problem.parents_of(f)) & set(nodes)) for f in fams]
     assert problem.has_parent_in(nodes, fams).tolist() == expected
     assert problem.has_parent_in(nodes)[fams].tolist() == expected

@@ -38,7 +38,7 @@ class ConvexitySepa(Plugin, Sepa):
 
     @guarded
     def sepaexeclp(self):
-        for v in range(self.fm.problem.n):
+        for v in range(self.fm.problem.n_vars):
             fams = self.fm.problem.families_of(v).tolist()
             self.add_cut([self.model.getTransformedVar(self.fm.x[f]) for f in fams], None, 1.0,
                          "convexity_cuts", pool=False)

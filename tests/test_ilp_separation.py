@@ -18,8 +18,8 @@ from ilp.subip import subip_clusters
 
 def _fractional_point(problem, rng, support: int = 3) -> np.ndarray:
     """Convex combination of a few families per child (satisfies convexity)."""
-    x = np.zeros(problem.n_families)
-    for fams in map(problem.families_of, range(problem.n)):
+    x = np.zeros(problem.n_candidates)
+    for fams in map(problem.families_of, range(problem.n_vars)):
         pick = rng.choice(fams, size=min(support, fams.size), replace=False)
         x[pick] = rng.dirichlet(np.ones(pick.size))
     return x
@@ -33,7 +33,7 @@ def _random_point(n: int, seed: int):
 
 
 def _all_excesses(problem, x) -> dict:
-    n = problem.n
+    n = problem.n_vars
     return {c: cluster_excess(problem, x, c)
             for k in range(2, n + 1) for c in itertools.combinations(range(n), k)}
 
@@ -65,8 +65,8 @@ def test_clusters_violated_between_the_lp_point_and_a_dag_are_violated_at_the_lp
     # in-out separation (ilp.conshdlr_cluster): a DAG has excess <= 0 for every cluster, so a
     # cluster violated at w * x + (1 - w) * dag is violated by more than min_excess / w at x
     problem, x, rng = _random_point(7, seed)
-    dag = np.zeros(problem.n_families)
-    dag[sinks_dag(problem, rng.random(problem.n_families))] = 1.0
+    dag = np.zeros(problem.n_candidates)
+    dag[sinks_dag(problem, rng.random(problem.n_candidates))] = 1.0
     assert max(_all_excesses(problem, dag).values()) <= 0
     point = weight * x + (1 - weight) * dag
     clusters = greedy_clusters(problem, point, min_excess=1e-6)
@@ -78,9 +78,9 @@ def test_clusters_violated_between_the_lp_point_and_a_dag_are_violated_at_the_lp
 def test_integral_cycle_is_a_violated_cluster():
     problem = build_problem(random_table(5, 1, palim=2))
     # Families 0 <- 1, 1 <- 2, 2 <- 0 form a 3-cycle; others take the empty set.
-    x = np.zeros(problem.n_families)
+    x = np.zeros(problem.n_candidates)
     want = {0: (1,), 1: (2,), 2: (0,), 3: (), 4: ()}
-    for f, (v, ps) in enumerate(zip(problem.child.tolist(), map(problem.parents_of, range(problem.n_families)))):
+    for f, (v, ps) in enumerate(zip(problem.child.tolist(), map(problem.parents_of, range(problem.n_candidates)))):
         if want[v] == ps:
             x[f] = 1.0
     assert cluster_excess(problem, x, (0, 1, 2)) == pytest.approx(1.0)
@@ -105,8 +105,8 @@ def test_cut_row_equals_the_cluster_excess_at_any_point(seed, arc_min_saving):
     x = _fractional_point(problem, rng, support=4)
     arcs = problem.arc_families()
     forms = set()
-    for k in range(2, problem.n + 1):
-        for cluster in itertools.combinations(range(problem.n), k):
+    for k in range(2, problem.n_vars + 1):
+        for cluster in itertools.combinations(range(problem.n_vars), k):
             row = cut_row(problem, cluster, arc_min_saving=arc_min_saving)
             assert _row_slack(row, x, arcs) == pytest.approx(cluster_excess(problem, x, cluster))
             fams, inside = member_families(problem, cluster)
@@ -127,7 +127,7 @@ def test_sinks_heuristic_builds_a_dag(seed):
     problem = build_problem(random_table(9, seed, palim=3))
     for weights in (None, _fractional_point(problem, rng)):
         chosen = sinks_dag(problem, weights)
-        assert [problem.child[f] for f in chosen] == list(range(problem.n))
+        assert [problem.child[f] for f in chosen] == list(range(problem.n_vars))
         assert is_acyclic(problem.dag_of(chosen))
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ilp import ILPInfeasibleError, ILPInputError, ILPOptions, solve_ilp
+from ilp.problem import build_problem
 from scores.table import ScoreTable
 
 
@@ -37,6 +38,19 @@ def test_error_is_value_error():
 def test_malformed_tables(table, match):
     with pytest.raises(ILPInputError, match=match):
         solve_ilp(table)
+
+
+def test_the_family_problem_is_the_table_of_the_families_left_by_the_options():
+    table = _table()
+    problem = build_problem(table, required_arcs=[("a", "b")], forbidden_arcs=[("c", "a")], palim=1)
+    expected = [(v, ps, s) for v, fam in enumerate(table.families) for ps, s in fam.items()
+                if len(ps) <= 1 and (v != 1 or 0 in ps) and (v != 0 or 2 not in ps)]
+    assert isinstance(problem, ScoreTable) and problem.names == ["a", "b", "c"]
+    problem.validate()
+    rows = [(v, problem.parents_of(f), s) for f, (v, s) in enumerate(zip(problem.child.tolist(), problem.score.tolist()))]
+    assert rows == expected == [(0, (1,), -8.0), (0, (), -10.0), (1, (0,), -7.0), (2, (1,), -9.5), (2, (), -10.0)]
+    assert problem.child_ptr.tolist() == [0, 2, 3, 5] and problem.member_row.tolist() == [0, 2, 3]
+    assert problem.child.dtype == problem.parents.dtype == np.int64  # the plugin kernels' one compiled version
 
 
 def test_not_a_table():

@@ -1,14 +1,17 @@
-"""The columnar score table: order invariant, validation, families view, cache round trip."""
+"""The columnar score table: order invariant, validation, families view, column edits, cache round trip."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import random_table
 
 from pipeline.core.cache import StageCache
 from scores.candidates import build_score_table
-from scores.table import ScoreTable, ScoreTableError
+from scores.table import ScoreTable, ScoreTableError, family_ids
 
 FAMILIES = [
     {(): -5.0, (1,): -3.0, (2,): -3.0, (1, 2): -4.0},
@@ -72,6 +75,23 @@ def test_validate_checks_every_row(columns, match):
     else:
         with pytest.raises(ScoreTableError, match=match):
             table.validate()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_within_keeps_the_rows_whose_child_and_parents_all_lie_in_the_nodes(seed):
+    table = random_table(6, seed, palim=3, keep=0.5)
+    for size in range(7):
+        for nodes in itertools.combinations(range(6), size):
+            expected = [v in nodes and set(ps) <= set(nodes) for v, fam in enumerate(table.families) for ps in fam]
+            assert table.within(nodes).tolist() == expected
+
+
+def test_family_ids_are_equal_for_equal_families_in_lexicographic_order():
+    families = np.array([[2, 0, -1], [0, 1, 2], [2, 0, -1], [0, -1, -1], [0, 1, 3], [1, 0, 2], [0, 1, 2]])
+    ids = family_ids(families)
+    rows = [tuple(r) for r in families.tolist()]
+    assert ids.tolist() == [sorted(set(rows)).index(r) for r in rows]
+    assert family_ids(np.zeros((0, 2), dtype=np.int64)).size == 0
 
 
 def test_kernel_output_equals_its_families_rebuilt():

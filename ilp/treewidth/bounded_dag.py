@@ -37,7 +37,7 @@ def bounded_dag(problem: FamilyProblem, order: list[int], k: int):
     graph of the DAG)`` or ``None`` when some node has no such family (impossible if the empty set
     is a candidate).
     """
-    n = problem.n
+    n = problem.n_vars
     moral = np.zeros((n, n), dtype=bool)
     H = moral.copy()
     placed = np.zeros(n, dtype=bool)

@@ -39,7 +39,7 @@ class ObstructionConshdlr(Plugin, Conshdlr):
         return moral_graph(self.problem.dag_of(chosen))
 
     def _edge_values(self) -> np.ndarray:
-        w = np.zeros((self.problem.n, self.problem.n))
+        w = np.zeros((self.problem.n_vars, self.problem.n_vars))
         for (a, b), var in self.m.items():
             w[a, b] = w[b, a] = self.model.getSolVal(None, var)
         return w

@@ -57,7 +57,7 @@ class EliminationVars:
 def add_elimination_rows(fm: FamilyModel, k: int) -> EliminationVars:
     """Add the treewidth-``k`` rows (see the module docstring) to the family model ``fm``."""
     problem, model = fm.problem, fm.model
-    n, x = problem.n, fm.x
+    n, x = problem.n_vars, fm.x
     pairs = list(itertools.permutations(range(n), 2))
     y = {(i, j): model.addVar(name=f"y({i},{j})", vtype="B") for i, j in pairs}
     pos = [model.addVar(name=f"pos({i})", vtype="C", lb=0.0, ub=float(n - 1)) for i in range(n)]

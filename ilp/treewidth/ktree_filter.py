@@ -18,7 +18,6 @@ from collections.abc import Iterable
 import numpy as np
 
 from graphs._checks import GraphError, as_symmetric
-from graphs.bitsets import to_mask
 from graphs.ktree import KTree, check_k_tree
 from graphs.treedec import TreeDecomposition, elimination_fill, validate_tree_decomposition
 from graphs.treewidth import greedy_elimination_order
@@ -82,23 +81,20 @@ def restrict_to_bags(table: ScoreTable, bags: Iterable[Iterable[int]]) -> ScoreT
     always stays). Raises :class:`TreewidthInputError` for an out-of-range vertex or a child left
     with no family."""
     n = table.n_vars
-    masks = []
+    bags = [np.asarray([int(u) for u in bag], dtype=np.int64) for bag in bags]
     for bag in bags:
-        members = [int(u) for u in bag]
-        bad = [u for u in members if not 0 <= u < n]
-        if bad:
-            raise TreewidthInputError(f"bag has vertices outside 0..{n - 1}: {bad[:10]}")
-        masks.append(to_mask(members))
-    keep = np.zeros(table.n_candidates, dtype=bool)
-    for v, fam in enumerate(table.families):
-        around = [m for m in masks if m >> v & 1]
-        rows = table.child_ptr[v] + np.flatnonzero(
-            [not ps or any(to_mask(ps) & ~m == 0 for m in around) for ps in fam])
-        if not rows.size:
-            raise TreewidthInputError(f"child {table.label(v)!r} has no candidate parent set inside the given cliques")
-        keep[rows] = True
-    logger.debug("restricted to %d bags: %d families dropped", len(masks), table.n_candidates - keep.sum())
-    return table.select(keep, {**table.meta, "restricted_to_bags": len(masks)})
+        bad = bag[(bag < 0) | (bag >= n)]
+        if bad.size:
+            raise TreewidthInputError(f"bag has vertices outside 0..{n - 1}: {bad[:10].tolist()}")
+    keep = table.sizes == 0
+    for bag in bags:
+        keep |= table.within(bag)
+    left = np.bincount(table.child[keep], minlength=n)
+    if not left.all():
+        v = int(np.argmin(left))
+        raise TreewidthInputError(f"child {table.label(v)!r} has no candidate parent set inside the given cliques")
+    logger.debug("restricted to %d bags: %d families dropped", len(bags), table.n_candidates - keep.sum())
+    return table.select(keep, {**table.meta, "restricted_to_bags": len(bags)})
 
 
 def structure_bags(within, n: int, k: int | None = None) -> list[frozenset[int]]:

@@ -46,7 +46,7 @@ class DensitySepa(Plugin, Sepa):
 
 def include_density_sepa(fm: FamilyModel, y: dict, k: int) -> DensitySepa:
     """Include the separator (``twdensity``) over ``y`` in ``fm``'s model, run at every node."""
-    sepa = DensitySepa(y, fm.problem.n, k)
+    sepa = DensitySepa(y, fm.problem.n_vars, k)
     fm.model.includeSepa(sepa, "twdensity", "density inequalities of bounded treewidth",
                          priority=1000, freq=1)
     return sepa

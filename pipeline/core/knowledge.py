@@ -38,7 +38,7 @@ import numpy as np
 
 from graphs.dag import adjacency_from_parents, find_cycle
 from hybridbn.errors import HybridBNError
-from scores.table import ScoreTable
+from scores.table import ScoreTable, family_ids, offsets, segment_indices
 
 TRUE_WORDS = {"true", "yes", "1", "t", "y"}
 FALSE_WORDS = {"false", "no", "0", "f", "n"}
@@ -419,7 +419,7 @@ def add_adjacency_families(table, know: KnowledgeMatrices, allowed: np.ndarray, 
 
     ``build(allowed, required)`` scores a table (the scores stage's options); only ``c`` gets parents.
     """
-    families = [dict(family) for family in table.families]
+    parts = [table]
     free = know.adjacent & ~(know.required | know.required.T)
     for c in np.flatnonzero(free.any(axis=0)).tolist():
         partners = [p for p in np.flatnonzero(free[:, c]).tolist() if allowed[p, c]]
@@ -429,7 +429,29 @@ def add_adjacency_families(table, know: KnowledgeMatrices, allowed: np.ndarray, 
                 narrowed[:, c], need[:, c] = allowed[:, c], know.required[:, c]
                 need[list(extra), c] = True
                 try:
-                    families[c].update(build(narrowed, need).families[c])
+                    built = build(narrowed, need)
                 except ValueError:  # more required parents than the parent limit
                     continue
-    return ScoreTable.from_families(families, table.names, table.meta)
+                parts.append(built.select(built.child == c))
+    return _union(parts, table.names, table.meta)
+
+
+def _union(tables: list[ScoreTable], names, meta) -> ScoreTable:
+    """The rows of ``tables`` (over the same variables), a family held by several kept once, at its
+    first place with its last score (as ``dict.update`` merges them), in the table's order."""
+    child = np.concatenate([t.child for t in tables])
+    sizes = np.concatenate([t.sizes for t in tables])
+    members = np.concatenate([t.parents for t in tables])
+    score = np.concatenate([t.score for t in tables])
+    ptr, row = offsets(sizes), np.repeat(np.arange(child.size), sizes)
+    family = np.full((child.size, int(sizes.max(initial=0)) + 1), -1, dtype=np.int64)  # child, parents, -1 pad
+    family[:, 0] = child
+    family[row, 1 + np.arange(members.size) - ptr[row]] = members
+    ids = family_ids(family)
+    first = np.unique(ids, return_index=True)[1]
+    last = np.zeros(first.size, dtype=np.int64)
+    np.maximum.at(last, ids, np.arange(child.size))
+    keep = np.sort(first)
+    kept_members = members[segment_indices(ptr[keep], sizes[keep])]
+    return ScoreTable.from_columns(tables[0].n_vars, child[keep], offsets(sizes[keep]), kept_members,
+                                   score[last[ids[keep]]], names, meta)
