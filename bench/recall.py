@@ -36,7 +36,7 @@ NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinde
 
 def restriction(method, data, arities, args):
     """The allowed (symmetric) matrix of one restriction and its CPU seconds."""
-    test = CITest(data, arities, statistic=args.test)
+    test = CITest(data, arities, statistic=args.test, alpha=args.alpha)
     n = data.shape[1]
     c0 = time.process_time()
     if method == "pc":

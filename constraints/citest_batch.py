@@ -1,13 +1,14 @@
 """Compiled, multithreaded evaluation of many G2 / X2 tests at once (no interpreter per test).
 
-The statistic of one test is :func:`constraints.citests._stratified_statistic` itself on the
-same strata numbering (dense mixed-radix codes while the table is small, else the observed
-strata ranked in code order), so statistics, degrees of freedom and p-values are bit-identical
-to :class:`constraints.citests.CITest`. Tables that are small next to the rows are counted
-from one-hot row bitsets (an AND and a popcount per word and cell) instead of a pass over the
-rows; the counts, hence everything after them, are the same. The p-value is scipy's ``chdtrc``
-called from compiled code through its C entry point (``scipy.special.cython_special``), passed
-as a first-class function so that the kernels stay cacheable.
+The table of counts of one test is :func:`constraints.citests._count_table`'s on the same
+strata numbering (dense mixed-radix codes while the table is small, else the observed strata
+ranked in code order), and :func:`constraints.citests._p_value` reads it, so statistics, degrees
+of freedom and p-values are bit-identical to :class:`constraints.citests.CITest`. Tables that are
+small next to the rows are counted from one-hot row bitsets (an AND and a popcount per word and
+cell) instead of a pass over the rows; the counts, hence everything after them, are the same.
+The p-value is scipy's ``chdtrc`` called from compiled code through its C entry point
+(``scipy.special.cython_special``), passed as a first-class function so that the kernels stay
+cacheable.
 
 Three entry points:
 
@@ -36,7 +37,7 @@ import numpy as np
 from numba import njit, prange
 
 from constraints.citests import (
-    CHDTRC, _INTERLEAVED_CELLS, _MAX_CODE, _dense, _p_value, _stratified_statistic, _table_statistic,
+    CHDTRC, _INTERLEAVED_CELLS, _MAX_CODE, _count_table, _dense, _p_value,
 )
 from hybridbn.word_bits import popcount
 from scores.counts import onehot_bitsets
@@ -123,10 +124,11 @@ class TestSettings:
         self.adf = test.df_adjust == "adf"
         self.min_rows_per_df = test.min_rows_per_df
         self.dependent = test.insufficient == "dependent"
+        self.zero_dof_alpha = test.alpha
 
     def args(self):
         return (*self.bitsets, self.cols, self.arities, self.varies, self.pearson, self.adf, self.min_rows_per_df,
-                self.dependent, CHDTRC)
+                self.dependent, self.zero_dof_alpha, CHDTRC)
 
     @cached_property
     def bitsets(self) -> tuple[np.ndarray, np.ndarray]:
@@ -244,37 +246,37 @@ def _bit_table(bits, offsets, arities, x, y, S, q):
 
 
 @njit(cache=True)
-def one_test(bits, offsets, cols, arities, varies, x, y, S, pearson, adf, min_rows_per_df, dependent, chdtrc):
+def one_test(bits, offsets, cols, arities, varies, x, y, S, pearson, adf, min_rows_per_df, dependent,
+             zero_dof_alpha, chdtrc):
     """(p, statistic, dof) of ``x _||_ y | S`` exactly as ``CITest._compute`` (x < y); a table
     small next to the rows is counted from the row bitsets ``bits``."""
     rx, ry = arities[x], arities[y]
     n = cols.shape[1]
     q = _strata_size(arities, S, BITSET_WORDS_PER_ROW * n)  # beyond it the rule fails whatever the pair
     if q > 0 and _by_bits(q * rx * ry, bits.shape[1], n):
-        stat, dof_adf = _table_statistic(_bit_table(bits, offsets, arities, x, y, S, q), pearson)
+        counts = _bit_table(bits, offsets, arities, x, y, S, q)
     elif S.shape[0] == 0:
-        stat, dof_adf = _stratified_statistic(cols[x], cols[y], np.zeros(n, dtype=np.uint8), 1,
-                                              rx, ry, pearson)
+        counts = _count_table(cols[x], cols[y], np.zeros(n, dtype=np.uint8), 1, rx, ry)
     elif S.shape[0] == 1 and _dense(arities[S[0]] * rx * ry, n):
-        stat, dof_adf = _stratified_statistic(cols[x], cols[y], cols[S[0]], arities[S[0]],
-                                              rx, ry, pearson)
+        counts = _count_table(cols[x], cols[y], cols[S[0]], arities[S[0]], rx, ry)
     else:
         key, q = _strata(cols, arities, S)
         if not _dense(q * rx * ry, n):
             key, q = _ranks(key)
-        stat, dof_adf = _stratified_statistic(cols[x], cols[y], key, q, rx, ry, pearson)
-    return _p_value(stat, dof_adf, rx, ry, S, arities, n, varies[x] and varies[y], adf,
-                    min_rows_per_df, dependent, chdtrc)
+        counts = _count_table(cols[x], cols[y], key, q, rx, ry)
+    return _p_value(counts, S, arities, n, varies[x] and varies[y], adf, min_rows_per_df, dependent,
+                    zero_dof_alpha, pearson, chdtrc)
 
 
-def _evaluate(xs, ys, sets, bits, offsets, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc):
+def _evaluate(xs, ys, sets, bits, offsets, cols, arities, varies, pearson, adf, min_rows_per_df, dependent,
+              zero_dof_alpha, chdtrc):
     m = xs.shape[0]
     p = np.empty(m)
     stat = np.empty(m)
     dof = np.empty(m)
     for i in prange(m):
         p[i], stat[i], dof[i] = one_test(bits, offsets, cols, arities, varies, xs[i], ys[i], sets[i], pearson,
-                                         adf, min_rows_per_df, dependent, chdtrc)
+                                         adf, min_rows_per_df, dependent, zero_dof_alpha, chdtrc)
     return p, stat, dof
 
 
@@ -291,7 +293,7 @@ def evaluate(settings: TestSettings, xs, ys, sets) -> tuple[np.ndarray, np.ndarr
 
 
 def _evaluate_given(x, ys, S, alpha, stop, block, bits, offsets, cols, arities, varies, pearson, adf,
-                    min_rows_per_df, dependent, chdtrc):
+                    min_rows_per_df, dependent, zero_dof_alpha, chdtrc):
     m, n = ys.shape[0], cols.shape[1]
     p = np.empty(m)
     stat = np.empty(m)
@@ -317,13 +319,13 @@ def _evaluate_given(x, ys, S, alpha, stop, block, bits, offsets, cols, arities, 
             ru, rv = arities[u], arities[v]
             if q_bits > 0 and _by_bits(q_bits * ru * rv, bits.shape[1], n):
                 pair = _pair_bits(bits, offsets[u], offsets[v], ru, rv)
-                t, dof_adf = _table_statistic(_bit_counts(pair, strata).reshape((q_bits, ru, rv)), pearson)
+                counts = _bit_counts(pair, strata).reshape((q_bits, ru, rv))
             elif _dense(q * ru * rv, n):
-                t, dof_adf = _stratified_statistic(cols[u], cols[v], key, q, ru, rv, pearson)
+                counts = _count_table(cols[u], cols[v], key, q, ru, rv)
             else:
-                t, dof_adf = _stratified_statistic(cols[u], cols[v], ranked, q_ranked, ru, rv, pearson)
-            p[i], stat[i], dof[i] = _p_value(t, dof_adf, ru, rv, S, arities, n, varies[u] and varies[v], adf,
-                                             min_rows_per_df, dependent, chdtrc)
+                counts = _count_table(cols[u], cols[v], ranked, q_ranked, ru, rv)
+            p[i], stat[i], dof[i] = _p_value(counts, S, arities, n, varies[u] and varies[v], adf, min_rows_per_df,
+                                             dependent, zero_dof_alpha, pearson, chdtrc)
         if stop:
             for i in range(start, end):
                 if not p[i] > alpha:
@@ -400,7 +402,7 @@ def _contains(sorted_pool, start, stop, value):
 
 @njit(cache=True)
 def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, bits, offsets, cols, arities,
-                varies, pearson, adf, min_rows_per_df, dependent, chdtrc):
+                varies, pearson, adf, min_rows_per_df, dependent, zero_dof_alpha, chdtrc):
     """PC-stable's tests of the pair ``u < v`` at one level (see :func:`pc_level`).
 
     Returns (removed, n_tests, best p); the best test's set is written to ``out_set``.
@@ -444,12 +446,11 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, bits, 
                     if code.shape[0] == 0:
                         code = _pair_codes(cols, arities, u, v)
                     counts = _order1_counts(code, cols[S[0]], rz, rx, ry)
-                stat, dof_adf = _table_statistic(counts.reshape((rz, rx, ry)), pearson)
-                p = _p_value(stat, dof_adf, rx, ry, S, arities, n, varies[u] and varies[v], adf,
-                             min_rows_per_df, dependent, chdtrc)[0]
+                p = _p_value(counts.reshape((rz, rx, ry)), S, arities, n, varies[u] and varies[v], adf,
+                             min_rows_per_df, dependent, zero_dof_alpha, pearson, chdtrc)[0]
             elif fresh:
                 p = one_test(bits, offsets, cols, arities, varies, u, v, S, pearson, adf, min_rows_per_df, dependent,
-                             chdtrc)[0]
+                             zero_dof_alpha, chdtrc)[0]
             if fresh:
                 n_tests += 1
                 if not p <= best:
@@ -471,7 +472,7 @@ def _edge_level(u, v, level, alpha, indptr, indices, max_degree, out_set, bits, 
 
 
 def _pc_level(us, vs, level, alpha, indptr, indices, bits, offsets, cols, arities, varies, pearson, adf,
-              min_rows_per_df, dependent, chdtrc):
+              min_rows_per_df, dependent, zero_dof_alpha, chdtrc):
     m = us.shape[0]
     removed = np.zeros(m, dtype=np.bool_)
     n_tests = np.zeros(m, dtype=np.int64)
@@ -481,7 +482,7 @@ def _pc_level(us, vs, level, alpha, indptr, indices, bits, offsets, cols, aritie
     for e in prange(m):
         removed[e], n_tests[e], best[e] = _edge_level(
             us[e], vs[e], level, alpha, indptr, indices, max_degree, best_sets[e], bits, offsets, cols,
-            arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc)
+            arities, varies, pearson, adf, min_rows_per_df, dependent, zero_dof_alpha, chdtrc)
     return removed, n_tests, best, best_sets[:, :level]
 
 

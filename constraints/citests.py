@@ -25,11 +25,20 @@ Conventions (documented decisions):
   so a restriction stage never forbids an edge for lack of data; ``"independent"`` returns
   ``p = 1`` (pcalg's convention).  ``min_rows_per_df=0`` disables the rule.
 * ``dof == 0``: if ``x`` or ``y`` takes a single value in the data there is nothing to test and
-  ``p = 1``.  Otherwise (a conditional test whose strata leave no row and column with two
-  observed levels: a deterministic relation, or strata of one row each) the data cannot decide,
-  and with the minimum-sample rule on this follows ``insufficient`` too (``p = 0`` by default;
-  Tetrad likewise reports such a test as not independent); with ``min_rows_per_df=0``,
-  ``p = 1`` as in bnlearn and causal-learn.
+  ``p = 1``.  Otherwise a conditional test whose strata leave no row and column with two observed
+  levels has no degrees of freedom, and its table of counts tells why
+  (:func:`_explained_by_strata`).  If ``x`` takes one value in every stratum (``x`` is
+  determined by ``S``, as with deterministic nodes), ``x _||_ y | S`` holds in the sample
+  whatever the graph, and the edge ``x - y`` is redundant unless ``x`` and ``S`` are
+  *information equivalent* for ``y`` (Lemeire, Meganck, Cartella & Liu 2012): unless
+  ``y _||_ S | x`` holds too, so that the data cannot tell whether ``y`` is linked to ``x`` or to
+  ``S``.  So the complement test ``y _||_ S | x`` (the same table with ``x`` as the strata) decides:
+  rejected at ``alpha`` with degrees of freedom that the minimum-sample rule trusts, ``p = 1``;
+  else undecided (a copy of ``S`` leaves the complement no degrees of freedom either).  When ``y``
+  is determined too, both complements must be rejected.  If neither variable is determined
+  (strata of a row or two each), the test is undecided as well.  An undecided test follows
+  ``insufficient`` (``p = 0`` by default: Tetrad likewise reports such a test as not
+  independent); with ``min_rows_per_df=0``, ``p = 1`` as in bnlearn and causal-learn.
 
 Every test object memoises results by ``(min(x, y), max(x, y), frozenset(S))`` and counts
 ``calls`` and distinct computed tests per conditioning-set size in ``tests_by_order``;
@@ -48,6 +57,7 @@ import numpy as np
 import scipy.special.cython_special as _cython_special
 from numba import njit
 
+from hybridbn.checks import check_significance
 from hybridbn.errors import HybridBNError
 
 logger = logging.getLogger(__name__)
@@ -126,12 +136,6 @@ def _count_table(xcol, ycol, key, q, rx, ry):
 
 
 @njit(cache=True)
-def _stratified_statistic(xcol, ycol, key, q, rx, ry, pearson):
-    """Count the (q, rx, ry) table and return (statistic, adjusted dof) over its strata."""
-    return _table_statistic(_count_table(xcol, ycol, key, q, rx, ry), pearson)
-
-
-@njit(cache=True)
 def _table_statistic(counts, pearson):
     """(statistic, adjusted dof) of a (q, rx, ry) table of counts, summed over its strata."""
     q, rx, ry = counts.shape
@@ -193,18 +197,57 @@ CHDTRC = _chdtrc_c()
 
 
 @njit(cache=True)
-def _p_value(stat, dof_adf, rx, ry, S, arities, n, both_vary, adf, min_rows_per_df, dependent,
+def _determined(counts, axis):
+    """Whether the variable on ``axis`` (1: ``x``, 2: ``y``) of a ``(q, r_x, r_y)`` table of counts
+    takes one value in every observed stratum."""
+    for k in range(counts.shape[0]):
+        margin = counts[k].sum(axis=2 - axis)  # over the other variable
+        if np.count_nonzero(margin) > 1:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _strata_tell_more(table, n, min_rows_per_df, zero_dof_alpha, pearson, chdtrc):
+    """Whether a ``(r_d, r_o, q)`` table (strata: the values of a variable determined by ``S``;
+    rows: the other variable; columns: the strata of ``S``) rejects that the other variable is
+    independent of ``S`` given the determined one, with degrees of freedom that the
+    minimum-sample rule trusts and at level ``zero_dof_alpha``."""
+    stat, dof = _table_statistic(table, pearson)
+    return dof > 0 and n >= min_rows_per_df * dof and chdtrc(float(dof), max(stat, 0.0), 0) <= zero_dof_alpha
+
+
+@njit(cache=True)
+def _explained_by_strata(counts, n, min_rows_per_df, zero_dof_alpha, pearson, chdtrc):
+    """Whether a ``(q, r_x, r_y)`` table with no degrees of freedom shows ``x _||_ y | S``: a
+    variable determined by ``S`` that is not information equivalent to ``S`` for the other one
+    (module docstring; Lemeire et al. 2012)."""
+    x_fixed, y_fixed = _determined(counts, 1), _determined(counts, 2)
+    if not (x_fixed or y_fixed):  # strata too sparse to show either variable varying
+        return False
+    if x_fixed and not _strata_tell_more(np.transpose(counts, (1, 2, 0)), n, min_rows_per_df, zero_dof_alpha,
+                                         pearson, chdtrc):
+        return False
+    return not y_fixed or _strata_tell_more(np.transpose(counts, (2, 1, 0)), n, min_rows_per_df, zero_dof_alpha,
+                                            pearson, chdtrc)
+
+
+@njit(cache=True)
+def _p_value(counts, S, arities, n, both_vary, adf, min_rows_per_df, dependent, zero_dof_alpha, pearson,
              chdtrc):
-    """(p, statistic, dof) of a statistic under the test's conventions (module docstring); the one
-    place the zero-dof and minimum-sample rules live, for :class:`CITest` and the batch kernels."""
+    """(p, statistic, dof) of the ``(q, r_x, r_y)`` table of counts of ``x _||_ y | S`` under the
+    test's conventions (module docstring); the one place the statistic, the zero-dof and the
+    minimum-sample rules meet, for :class:`CITest` and the batch kernels."""
+    stat, dof_adf = _table_statistic(counts, pearson)
     if adf:
         dof = float(dof_adf)
     else:
-        dof = float((rx - 1) * (ry - 1))
+        dof = float((counts.shape[1] - 1) * (counts.shape[2] - 1))
         for j in range(S.shape[0]):
             dof *= arities[S[j]]
     stat = max(stat, 0.0)
-    if dof == 0.0 and (S.shape[0] == 0 or min_rows_per_df == 0.0 or not both_vary):
+    if dof == 0.0 and (S.shape[0] == 0 or min_rows_per_df == 0.0 or not both_vary
+                       or _explained_by_strata(counts, n, min_rows_per_df, zero_dof_alpha, pearson, chdtrc)):
         return 1.0, stat, dof
     if dof == 0.0 or n < min_rows_per_df * dof:
         return (0.0 if dependent else 1.0), stat, dof
@@ -265,10 +308,13 @@ class _MemoTest:
 
 
 class CITest(_MemoTest):
-    """G2 / X2 test of ``x _||_ y | S`` on a discrete data matrix (see module docstring)."""
+    """G2 / X2 test of ``x _||_ y | S`` on a discrete data matrix (see module docstring).
+
+    ``alpha`` is the level of the complement tests that decide a test with no degrees of freedom
+    left (the restriction's own significance level)."""
 
     def __init__(self, data, arities, statistic: str = "g2", df_adjust: str = "adf",
-                 min_rows_per_df: float = 5, insufficient: str = "dependent"):
+                 min_rows_per_df: float = 5, insufficient: str = "dependent", alpha: float = 0.05):
         _check_choice("statistic", statistic, STATISTICS)
         _check_choice("df_adjust", df_adjust, DF_ADJUSTS)
         _check_choice("insufficient", insufficient, INSUFFICIENT)
@@ -286,6 +332,7 @@ class CITest(_MemoTest):
             raise CITestError(f"state codes out of range 0..arity-1 in columns {bad.tolist()[:10]}")
         if min_rows_per_df < 0:
             raise CITestError(f"min_rows_per_df must be >= 0, got {min_rows_per_df}")
+        self.alpha = check_significance(alpha, CITestError)
         super().__init__(data.shape[1])
         self.statistic = statistic
         self.df_adjust = df_adjust
@@ -335,12 +382,12 @@ class CITest(_MemoTest):
         if not _dense(q * rx * ry, self.n_rows):
             _, key = np.unique(key, return_inverse=True)
             q = int(key.max()) + 1 if key.size else 1
-        stat, dof_adf = _stratified_statistic(self._cols[x], self._cols[y], key, q, rx, ry,
-                                              self.statistic == "x2")
-        p, stat, _ = _p_value(stat, dof_adf, rx, ry, np.asarray(S, dtype=np.int64), self.arities, self.n_rows,
-                              bool(self.varies[x] and self.varies[y]), self.df_adjust == "adf",
-                              self.min_rows_per_df, self.insufficient == "dependent", CHDTRC)
-        dof = int(dof_adf) if self.df_adjust == "adf" else (rx - 1) * (ry - 1) * q_declared  # exact int
+        counts = _count_table(self._cols[x], self._cols[y], key, q, rx, ry)
+        p, stat, kernel_dof = _p_value(counts, np.asarray(S, dtype=np.int64), self.arities, self.n_rows,
+                                       bool(self.varies[x] and self.varies[y]), self.df_adjust == "adf",
+                                       self.min_rows_per_df, self.insufficient == "dependent", self.alpha,
+                                       self.statistic == "x2", CHDTRC)
+        dof = int(kernel_dof) if self.df_adjust == "adf" else (rx - 1) * (ry - 1) * q_declared  # exact int
         return CIResult(float(p), float(stat), dof)
 
 

@@ -103,121 +103,227 @@ def _find(index, keys, starts, u, v, S, k):
     return -1, h
 
 
+class MemoArrays(NamedTuple):
+    """The tests a run over targets has asked (:class:`Memo`), shared by its targets."""
+
+    p0: np.ndarray  # order 0: p-value and Assoc of every pair (:class:`Order0`, read-only) ...
+    a0: np.ndarray
+    asked0: np.ndarray  # ... and whether asked yet
+    val1: np.ndarray  # Assoc(x; t | {s}) of the target ``stamp1[x, s]``
+    stamp1: np.ndarray
+    index: Dict  # order >= 1: hash -> test (:func:`_find`), the flattened keys ``u, v, k, S``, each test's first key
+    keys: List
+    starts: List
+    pvals: List  # ... p-value and Assoc of each test
+    avals: List
+    best_p: np.ndarray  # per pair its record (PairLog): the largest p-value, its test (-1: order 0)
+    best_e: np.ndarray
+    counts: np.ndarray  # distinct tests by order
+
+
+class TestContext(NamedTuple):
+    """What asking a test needs: the pairs never tested, alpha, and the arguments of
+    :func:`~constraints.citest_batch.one_test` (:meth:`~constraints.citest_batch.TestSettings.args`)."""
+
+    keep: np.ndarray
+    alpha: float
+    bits: np.ndarray
+    offsets: np.ndarray
+    cols: np.ndarray
+    arities: np.ndarray
+    varies: np.ndarray
+    pearson: bool
+    adf: bool
+    min_rows_per_df: float
+    dependent: bool
+    zero_dof_alpha: float
+    chdtrc: object
+
+
+# The steps of a target that ask no test: pure functions of the kernel's arrays, inlined into it
+# (taking arrays, not the named tuples above; see the note before the kernel).
+@njit(cache=True, nogil=True, inline="always")
+def _record(best_p, best_e, u, v, p, entry):
+    """PairLog's record of pair ``(u, v)``: the first test, in asking order, with the largest p-value."""
+    if not p <= best_p[u, v]:  # also true while best_p is NaN
+        best_p[u, v] = p
+        best_e[u, v] = entry
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _append_key(keys, starts, u, v, S, k):
+    """Append the key of the test ``(u, v, S[:k])`` to the flattened ``keys`` (``u, v, k, S``) and its start."""
+    starts.append(len(keys))
+    keys.append(u)
+    keys.append(v)
+    keys.append(k)
+    for j in range(k):
+        keys.append(S[j])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _with_member(out, members, m, y):
+    """out[:m + 1] = the sorted ``members[:m]`` with ``y`` inserted in order (``out`` may be ``members``)."""
+    j = m
+    while j > 0 and members[j - 1] > y:
+        out[j] = members[j - 1]
+        j -= 1
+    out[j] = y
+    for i in range(j):
+        out[i] = members[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _remove_value(items, m, y):
+    """Remove ``y`` from ``items[:m]``, keeping the order of the others; returns ``m - 1``."""
+    i = 0
+    while items[i] != y:
+        i += 1
+    for i in range(i, m - 1):
+        items[i] = items[i + 1]
+    return m - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_min(vals, m):
+    """The index of the first minimum of ``vals[:m]`` (``m >= 1``)."""
+    best = 0
+    for i in range(1, m):
+        if vals[i] < vals[best]:
+            best = i
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sorted_without(items, m, skip, out):
+    """out = sorted(items[:m] minus ``skip``); returns its size."""
+    size = 0
+    for i in range(m):
+        if items[i] != skip:
+            _with_member(out, out, size, items[i])
+            size += 1
+    return size
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next_combination(pos, which, r, m):
+    """Advance ``pos[which, :r]`` to the next ``r``-combination of ``range(m)`` in lexicographic
+    order (``itertools.combinations``); False after the last one."""
+    j = r - 1
+    while j >= 0 and pos[which, j] == m - r + j:
+        j -= 1
+    if j < 0:
+        return False
+    pos[which, j] += 1
+    for i in range(j + 1, r):
+        pos[which, i] = pos[which, i - 1] + 1
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _split_covered(cover, x, m, zs, nz, mark, old, new):
+    """Whether the ``m`` members of ``cover[x]`` (``m < 0``: none yet) all lie in Z = zs[:nz]; if so
+    old = them and new = Z minus them, else old = {} and new = Z.  Returns (the size of old or -1, that of new);
+    ``mark`` is all False before and after."""
+    for i in range(nz):
+        mark[zs[i]] = True
+    within = m >= 0
+    for i in range(max(m, 0)):
+        within = within and mark[cover[x, i]]
+    for i in range(nz):
+        mark[zs[i]] = False
+    n_old = m if within else 0
+    for i in range(n_old):
+        old[i] = cover[x, i]
+        mark[old[i]] = True
+    n_new = 0
+    for i in range(nz):
+        if not mark[zs[i]]:
+            new[n_new] = zs[i]
+            n_new += 1
+    for i in range(n_old):
+        mark[old[i]] = False
+    return n_old if within else -1, n_new
+
+
+# The steps that ask a test are inner functions of the kernel, sharing the memo's arrays: numba
+# inlines them at no cost, whereas a top-level step taking the memo and the test's arguments (named
+# tuples of some 20 arrays and containers) pays a reference count per member on every call. Split
+# that way (each step a top-level function of MemoArrays, TestContext and a tuple of the scratch
+# arrays), the targets of andes ran 2.7x slower inlined and 5x slower as calls.
 @njit(cache=True, nogil=True)
 def _parents_children(t, exact, prune, max_order, memo, ctx):
     """PMMPC(T) or (``exact``) MMPC(T) as ``pmms._parents_children`` with ``pmms.greedy_min_assoc``
-    or ``pmms._ExactMinAssoc``: the same tests asked in the same order.  One function whose inner
-    functions share its arrays and take only numbers (passing an array costs more than a look-up)."""
+    or ``pmms._ExactMinAssoc``: the same tests asked in the same order.  ``memo`` is a
+    :class:`MemoArrays`, ``ctx`` a :class:`TestContext`; returns CPC(T) in entry order."""
     p0, a0, asked0, val1, stamp1, index, keys, starts, pvals, avals, best_p, best_e, counts = memo
-    keep, alpha, bits, offsets, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, chdtrc = ctx
+    (keep, alpha, bits, offsets, cols, arities, varies, pearson, adf, min_rows_per_df, dependent, zero_dof_alpha,
+     chdtrc) = ctx
     n = keep.shape[0]
-    S = np.empty(n, dtype=np.int64)  # the set of the test asked, sorted
-
-    def record(u, v, p, entry):  # PairLog's rule: the first test with the largest p-value
-        if not p <= best_p[u, v]:  # also true while best_p is NaN
-            best_p[u, v] = p
-            best_e[u, v] = entry
+    S, zs, rest, minarg = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    vals, old, new, pos = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64), np.empty((2, n), np.int64)
+    # MINASSOC's subsets covered at x's previous call: cover[x, :cover_len[x]] (sorted; -1: none)
+    cover, cover_len = np.empty((n if exact else 0, n), np.int64), np.full(n, -1, np.int64)
+    cover_best, mark = np.empty(n), np.zeros(n, np.bool_)
 
     def ask_memo(u, v, k):
+        """Assoc(u; v | S[:k]), k >= 1, from the memo or computed, stored, counted and recorded."""
         e, h = _find(index, keys, starts, u, v, S, k)
         if e >= 0:
             return avals[e]
         p, stat, dof = one_test(bits, offsets, cols, arities, varies, u, v, S[:k].copy(), pearson, adf,
-                                min_rows_per_df, dependent, chdtrc)
+                                min_rows_per_df, dependent, zero_dof_alpha, chdtrc)
         a = association(p, stat, dof, alpha)
-        e = len(pvals)
-        index[h] = e
-        starts.append(len(keys))
-        keys.append(u)
-        keys.append(v)
-        keys.append(k)
-        for j in range(k):
-            keys.append(S[j])
+        index[h] = len(pvals)
+        _append_key(keys, starts, u, v, S, k)
+        _record(best_p, best_e, u, v, p, len(pvals))
         pvals.append(p)
         avals.append(a)
         counts[k] += 1
-        record(u, v, p, e)
         return a
 
     def ask(x, k):
-        """Assoc(x; t | S[:k]), computed, counted and recorded when first asked."""
-        if keep[x, t]:  # a required adjacency: never tested
+        """Assoc(x; t | S[:k]), counted and recorded when first asked (order 0 from Order0; a
+        single-variable set through the table of this target; a ``keep`` pair never tested)."""
+        if keep[x, t]:
             return math.inf
         u, v = (x, t) if x < t else (t, x)
         if k == 0:
             if not asked0[u, v]:
                 asked0[u, v] = True
                 counts[0] += 1
-                record(u, v, p0[u, v], -1)
+                _record(best_p, best_e, u, v, p0[u, v], -1)
             return a0[u, v]
         if k > 1:
             return ask_memo(u, v, k)
-        if stamp1[x, S[0]] != t:  # Assoc(x; t | s) of this target
+        if stamp1[x, S[0]] != t:
             stamp1[x, S[0]] = t
             val1[x, S[0]] = ask_memo(u, v, k)
         return val1[x, S[0]]
 
-    zs = np.empty(n, dtype=np.int64)  # the candidate set Z of min_assoc, sorted
-    rest, minarg, vals = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
-
     def greedy_min_assoc(x, nz):
-        """GREEDYMINASSOC(X; T; Z; Assoc(X; T | {}); {}) (lines 14-20); minarg kept sorted."""
-        nr, nm = nz, 0
+        """GREEDYMINASSOC(X; T; Z; Assoc(X; T | {}); {}) (Algorithm 1, lines 14-20), Z = zs[:nz]:
+        add to minarg (sorted) the member of the rest of Z lowering Assoc the most, while it does."""
         for i in range(nz):
             rest[i] = zs[i]
+        nr, nm = nz, 0
         minval = ask(x, 0)
         while minval > 0.0 and nr > 0 and (max_order < 0 or nm < max_order):
-            for i in range(nr):  # S = minarg + {rest[i]}
-                j = 0
-                while j < nm and minarg[j] < rest[i]:
-                    S[j] = minarg[j]
-                    j += 1
-                S[j] = rest[i]
-                for j in range(j, nm):
-                    S[j + 1] = minarg[j]
+            for i in range(nr):
+                _with_member(S, minarg, nm, rest[i])
                 vals[i] = ask(x, nm + 1)
-            best = 0
-            for i in range(1, nr):
-                if vals[i] < vals[best]:
-                    best = i
+            best = _first_min(vals, nr)
             if not vals[best] < minval:
                 break
             minval = vals[best]
-            j = nm
-            while j > 0 and minarg[j - 1] > rest[best]:
-                minarg[j] = minarg[j - 1]
-                j -= 1
-            minarg[j] = rest[best]
+            _with_member(minarg, minarg, nm, rest[best])
             nm += 1
-            for i in range(best, nr - 1):
-                rest[i] = rest[i + 1]
-            nr -= 1
+            nr = _remove_value(rest, nr, rest[best])
         return minval
 
-    # MINASSOC's subsets covered at x's previous call: cover[x, :cover_len[x]] (sorted; -1: none)
-    cover = np.empty((n if exact else 0, n), dtype=np.int64)
-    cover_len = np.full(n, -1, dtype=np.int64)
-    cover_best = np.empty(n)
-    mark = np.zeros(n, dtype=np.bool_)
-    old, new = np.empty(n, np.int64), np.empty(n, np.int64)  # sorted
-    pos = np.empty((2, n), np.int64)  # the combinations of new and of old being visited
-
-    def next_combination(which, r, m):
-        """Advance ``pos[which, :r]`` to the next ``r``-combination of ``range(m)`` in
-        lexicographic order (``itertools.combinations``); False after the last one."""
-        j = r - 1
-        while j >= 0 and pos[which, j] == m - r + j:
-            j -= 1
-        if j < 0:
-            return False
-        pos[which, j] += 1
-        for i in range(j + 1, r):
-            pos[which, i] = pos[which, i - 1] + 1
-        return True
-
     def subsets_min(x, n_old, n_new, best):
-        """Minimum of ``best`` and Assoc over the subsets with one of ``new`` or more, in the
-        order of ``_ExactMinAssoc._subsets_min``, stopping at 0."""
+        """Minimum of ``best`` and Assoc over the subsets of old + new with one of new or more, in
+        the order of ``_ExactMinAssoc._subsets_min``, stopping at 0."""
         cap = n_old + n_new if max_order < 0 else max_order
         for k in range(1, min(n_new, cap) + 1):
             for i in range(k):
@@ -238,69 +344,31 @@ def _parents_children(t, exact, prune, max_order, memo, ctx):
                                 S[a + b] = old[pos[1, b]]
                                 b += 1
                         best = min(best, ask(x, k + j))
-                        if not next_combination(1, j, n_old):
+                        if not _next_combination(pos, 1, j, n_old):
                             break
-                if not next_combination(0, k, n_new):
+                if not _next_combination(pos, 0, k, n_new):
                     break
         return best
 
-    def exact_min_assoc(x, nz):
-        """MINASSOC(X; T | Z) from the subsets covered at x's previous call when they lie in Z."""
-        m = cover_len[x]
-        for i in range(nz):
-            mark[zs[i]] = True
-        fresh = m < 0
-        for i in range(max(m, 0)):
-            fresh = fresh or not mark[cover[x, i]]
-        for i in range(nz):
-            mark[zs[i]] = False
-        if fresh:
-            m = 0
-            best = ask(x, 0)
-        else:
-            best = cover_best[x]
-        for i in range(m):
-            old[i] = cover[x, i]
-            mark[old[i]] = True
-        n_new = 0
-        for i in range(nz):
-            if not mark[zs[i]]:
-                new[n_new] = zs[i]
-                n_new += 1
-        for i in range(m):
-            mark[old[i]] = False
-        best = subsets_min(x, m, n_new, best)
+    def min_assoc(x, nz):
+        """GREEDYMINASSOC, or (``exact``) MINASSOC(X; T | Z) from the subsets covered at x's
+        previous call when they lie in Z = zs[:nz]."""
+        if not exact:
+            return greedy_min_assoc(x, nz)
+        n_old, n_new = _split_covered(cover, x, cover_len[x], zs, nz, mark, old, new)
+        best = cover_best[x] if n_old >= 0 else ask(x, 0)
+        best = subsets_min(x, max(n_old, 0), n_new, best)
         for i in range(nz):
             cover[x, i] = zs[i]
-        cover_len[x] = nz
-        cover_best[x] = best
+        cover_len[x], cover_best[x] = nz, best
         return best
 
-    def min_assoc(x, nz):
-        return exact_min_assoc(x, nz) if exact else greedy_min_assoc(x, nz)
-
-    cpc = np.empty(n, dtype=np.int64)  # in entry order
-
-    def sort_into_zs(skip, nc):
-        """zs = sorted(cpc[:nc] minus skip); returns its size."""
-        nz = 0
-        for i in range(nc):
-            z = cpc[i]
-            if z == skip:
-                continue
-            j = nz
-            while j > 0 and zs[j - 1] > z:
-                zs[j] = zs[j - 1]
-                j -= 1
-            zs[j] = z
-            nz += 1
-        return nz
-
-    nc = 0
-    candidates = np.array([x for x in range(n) if x != t], dtype=np.int64)
-    m = candidates.shape[0]
-    while True:  # forward phase
-        nz = sort_into_zs(-1, nc)
+    cpc, candidates, nc, m = np.empty(n, np.int64), np.empty(n, np.int64), 0, 0  # cpc in entry order
+    for x in range(n):
+        if x != t:
+            candidates[m], m = x, m + 1
+    while True:  # forward phase: add the candidate of largest min-association while it is > 0
+        nz = _sorted_without(cpc, nc, -1, zs)
         best, best_x, kept = 0.0, -1, 0
         for i in range(m):
             x = candidates[i]
@@ -308,26 +376,15 @@ def _parents_children(t, exact, prune, max_order, memo, ctx):
             if val > best:
                 best, best_x = val, x
             if val > 0.0 or not prune:
-                candidates[kept] = x
-                kept += 1
+                candidates[kept], kept = x, kept + 1
         m = kept
         if best_x < 0:
             break
-        cpc[nc] = best_x
-        nc += 1
-        i = 0
-        while candidates[i] != best_x:
-            i += 1
-        candidates[i:m - 1] = candidates[i + 1:m].copy()
-        m -= 1
+        cpc[nc], nc = best_x, nc + 1
+        m = _remove_value(candidates, m, best_x)
     for x in cpc[:nc].copy():  # backward phase, in entry order
-        if min_assoc(x, sort_into_zs(x, nc)) == 0.0:
-            k = 0
-            for i in range(nc):
-                if cpc[i] != x:
-                    cpc[k] = cpc[i]
-                    k += 1
-            nc = k
+        if min_assoc(x, _sorted_without(cpc, nc, x, zs)) == 0.0:
+            nc = _remove_value(cpc, nc, x)
     return cpc[:nc].copy()
 
 
@@ -418,15 +475,15 @@ class Memo:
 
     def __init__(self, order0: Order0):
         n = len(order0.keep)
-        self.arrays = (
-            order0.p0, order0.a0, np.zeros((n, n), dtype=np.bool_),  # order 0: p, Assoc, asked
-            np.empty((n, n)), np.full((n, n), -1, dtype=np.int64),  # Assoc(x; t | s) of target t
-            Dict.empty(types.int64, types.int64), List.empty_list(types.int64),  # hash -> test; keys
-            List.empty_list(types.int64), List.empty_list(types.float64), List.empty_list(types.float64),
-            np.full((n, n), np.nan), np.full((n, n), -1, dtype=np.int64),  # record: p, test (-1: {})
-            np.zeros(n + 1, dtype=np.int64),  # distinct tests by order
+        self.arrays = MemoArrays(
+            order0.p0, order0.a0, np.zeros((n, n), dtype=np.bool_),
+            np.empty((n, n)), np.full((n, n), -1, dtype=np.int64),
+            Dict.empty(types.int64, types.int64), List.empty_list(types.int64), List.empty_list(types.int64),
+            List.empty_list(types.float64), List.empty_list(types.float64),
+            np.full((n, n), np.nan), np.full((n, n), -1, dtype=np.int64),
+            np.zeros(n + 1, dtype=np.int64),
         )
-        self.context = (order0.keep, order0.alpha) + order0.settings.args()
+        self.context = TestContext(order0.keep, order0.alpha, *order0.settings.args())
 
     def parents_children(self, t: int, exact: bool, prune: bool, max_order: int | None) -> np.ndarray:
         """PMMPC(T) (``exact=False``) or MMPC(T) of target ``t`` (the GIL released)."""
@@ -435,13 +492,13 @@ class Memo:
 
     def tests(self, lo: int, hi: int) -> Tests:
         """The :class:`Tests` of a run over the targets ``lo..hi-1``."""
-        _, _, asked0, _, _, _, keys, starts, _, _, best_p, best_e, counts = self.arrays
-        us, vs = np.nonzero(~np.isnan(best_p))
-        where = np.zeros(best_p.shape, dtype=np.int64)
+        memo = self.arrays
+        us, vs = np.nonzero(~np.isnan(memo.best_p))
+        where = np.zeros(memo.best_p.shape, dtype=np.int64)
         where[us, vs] = np.arange(len(us))
         sets = [()] * len(us)
-        su, sv, padded = _best_sets(best_e, starts, keys)
+        su, sv, padded = _best_sets(memo.best_e, memo.starts, memo.keys)
         for i, S in zip(where[su, sv].tolist(), padded.tolist()):
             sets[i] = tuple(s for s in S if s >= 0)
-        return Tests(np.flatnonzero(asked0), counts.copy(), _shared_tests(keys, starts, lo, hi),
-                     (us, vs, best_p[us, vs], sets))
+        return Tests(np.flatnonzero(memo.asked0), memo.counts.copy(), _shared_tests(memo.keys, memo.starts, lo, hi),
+                     (us, vs, memo.best_p[us, vs], sets))

@@ -179,9 +179,10 @@ def test_independent_and_dependent_data():
 
 
 @pytest.mark.parametrize("kwargs", [{"statistic": "mi"}, {"df_adjust": "bnlearn"},
-                                    {"insufficient": "skip"}, {"min_rows_per_df": -1}])
+                                    {"insufficient": "skip"}, {"min_rows_per_df": -1}, {"alpha": 0},
+                                    {"alpha": 1.5}])
 def test_bad_options(kwargs):
-    with pytest.raises(CITestError, match="unknown|must be"):
+    with pytest.raises(CITestError, match="unknown|must"):
         CITest(np.zeros((5, 2), np.uint8), [2, 2], **kwargs)
 
 
@@ -300,9 +301,10 @@ def test_tests_given_one_set_equal_one_test_at_a_time(statistic, df_adjust, jobs
 
 def test_zero_dof_of_a_deterministic_relation_cannot_decide():
     """z = x: given z, x takes one value per stratum, so x _||_ y | z has no degrees of freedom
-    left; with the minimum-sample rule on the test cannot decide (dependent by default,
-    independent with insufficient="independent"), without the rule p = 1.  A constant variable
-    stays independent of everything."""
+    left, and z, a copy of x, is information equivalent to it for y (y _||_ z | x has none either);
+    with the minimum-sample rule on the test cannot decide (dependent by default, independent with
+    insufficient="independent"), without the rule p = 1.  A constant variable stays independent of
+    everything."""
     rng = np.random.default_rng(11)
     x = rng.integers(0, 2, 400)
     y = np.where(rng.random(400) < 0.9, x, 1 - x)
@@ -314,6 +316,85 @@ def test_zero_dof_of_a_deterministic_relation_cannot_decide():
     assert CITest(data, arities, insufficient="independent")(0, 1, [2]).p_value == 1.0
     assert CITest(data, arities, min_rows_per_df=0)(0, 1, [2]).p_value == 1.0
     assert CITest(data, arities)(0, 3, [2]).p_value == 1.0 and CITest(data, arities)(3, 1, [0]).p_value == 1.0
+
+
+def _coarsened(ones_per_stratum, rows_per_stratum=40):
+    """Columns (x, y, z): z in 0..3 with ``rows_per_stratum`` rows each, x = z // 2 (determined by z,
+    z not by x), y = 1 in ``ones_per_stratum[z]`` of z's rows: exact counts, no sampling."""
+    rows = [(z // 2, int(k < ones), z) for z, ones in enumerate(ones_per_stratum) for k in range(rows_per_stratum)]
+    return np.array(rows, dtype=np.uint8), [2, 2, 4]
+
+
+def _g2_given(data, a, b, s):
+    """G2 and dof of column ``a`` _||_ column ``b`` given column ``s`` by scipy, stratum by stratum
+    over the observed levels (the complement test of a test with no degrees of freedom)."""
+    g2 = dof = 0
+    for value in np.unique(data[:, s]):
+        rows = data[data[:, s] == value]
+        _, ia = np.unique(rows[:, a], return_inverse=True)
+        _, ib = np.unique(rows[:, b], return_inverse=True)
+        table = np.zeros((ia.max() + 1, ib.max() + 1))
+        np.add.at(table, (ia, ib), 1)
+        if min(table.shape) > 1:
+            st = chi2_contingency(table, correction=False, lambda_="log-likelihood")
+            g2, dof = g2 + st.statistic, dof + st.dof
+    return g2, dof
+
+
+def test_zero_dof_of_a_coarsening_is_decided_by_what_the_strata_tell_more():
+    """x = z // 2 is determined by z, so x _||_ y | z has no degrees of freedom whatever the
+    graph. If z tells more about y than x does (y _||_ z | x rejected), z explains the x-y
+    association: independent (p = 1). If not, x may be y's link to z: undecided, so dependent
+    by default and independent with insufficient="independent" (docs/references.md)."""
+    explained, _ = _coarsened([4, 20, 20, 36])  # P(y = 1 | z) = 0.1, 0.5, 0.5, 0.9
+    g2, dof = _g2_given(explained, 1, 2, 0)
+    p_complement = chi2.sf(g2, dof)
+    assert dof == 2 and p_complement < 1e-3  # hand check: z matters within both values of x
+    arities = [2, 2, 4]
+    res = CITest(explained, arities)(0, 1, [2])
+    assert (res.p_value, res.dof) == (1.0, 0)
+    assert CITest(explained, arities)(0, 1).p_value < 0.05  # x and y do depend on each other
+    # the complement is judged at the test's level: below its p-value it cannot decide
+    assert CITest(explained, arities, alpha=p_complement / 2)(0, 1, [2]).p_value == 0.0
+    assert CITest(explained, arities, alpha=min(2 * p_complement, 0.5))(0, 1, [2]).p_value == 1.0
+
+    mediated, _ = _coarsened([10, 10, 30, 30])  # P(y = 1 | z) depends on x = z // 2 only
+    assert _g2_given(mediated, 1, 2, 0)[0] == pytest.approx(0.0, abs=1e-12)
+    assert CITest(mediated, arities)(0, 1, [2]).p_value == 0.0
+    assert CITest(mediated, arities, insufficient="independent")(0, 1, [2]).p_value == 1.0
+    assert CITest(mediated, arities, min_rows_per_df=0)(0, 1, [2]).p_value == 1.0
+
+
+def test_zero_dof_of_strata_of_two_rows_each_cannot_decide():
+    """With two rows per stratum (alike) every variable is determined by z. The complement tests
+    reject at 0.05 but have more degrees of freedom than the minimum-sample rule trusts
+    (10 * 5 > 24 rows): undecided, so dependent."""
+    z = np.repeat(np.arange(12), 2)
+    data = np.column_stack([z % 2, (z // 2) % 2, z]).astype(np.uint8)
+    for a, s in ((1, 0), (0, 1)):
+        g2, dof = _g2_given(data, a, 2, s)
+        assert dof == 10 and chi2.sf(g2, dof) < 0.05
+    res = CITest(data, [2, 2, 12])(0, 1, [2])
+    assert (res.p_value, res.dof) == (0.0, 0)
+    assert CITest(data, [2, 2, 12], min_rows_per_df=2)(0, 1, [2]).p_value == 1.0  # trusted at 2 rows per dof
+
+
+def test_zero_dof_rule_is_the_same_in_the_batch_kernels():
+    """The compiled batch and PC level kernels decide the tests with no degrees of freedom as
+    ``CITest`` does, and PC keeps the edges of the data's graph: z -> x, z -> y when z tells more
+    about y (the x-y association is explained), z -> x -> y when x mediates."""
+    from constraints.citest_batch import TestSettings, evaluate
+    from constraints.pc import pc_skeleton
+
+    truths = {(4, 20, 20, 36): {(0, 2), (1, 2)}, (10, 10, 30, 30): {(0, 2), (0, 1)}}
+    for ones, edges in truths.items():
+        data, arities = _coarsened(ones)
+        test = CITest(data, arities)
+        p, _, dof = evaluate(TestSettings(test), np.array([0]), np.array([1]), np.array([[2]]))
+        assert (p[0], dof[0]) == (test(0, 1, [2]).p_value, 0.0)
+        for batched in (True, False):
+            allowed = pc_skeleton(CITest(data, arities), 3, max_order=1, batched=batched).allowed
+            assert set(zip(*np.nonzero(np.triu(allowed, 1)))) == edges
 
 
 def test_threaded_kernels_keep_their_own_cache_entries():
