@@ -9,6 +9,7 @@ cumulative row of that configuration and ``u ~ U[0, 1)``, the state is ``#{k < r
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import numpy as np
 
@@ -18,11 +19,13 @@ from bayesnet.network import Network, parent_config_index
 logger = logging.getLogger(__name__)
 
 
-def forward_sample(network: Network, n_rows: int, seed: int) -> Dataset:
+def forward_sample(network: Network, n_rows: int, seed: int,
+                   checkpoint: Callable[[], None] | None = None) -> Dataset:
     """``n_rows`` i.i.d. samples of ``network``, deterministic for a given ``seed``.
 
     One ``numpy.random.default_rng(seed)`` stream supplies one uniform per row per variable,
-    consumed in topological order (ties by index).
+    consumed in topological order (ties by index). ``checkpoint`` is called before each
+    variable: a safe point where the caller may abandon the sampling by raising (a stop request).
     """
     if isinstance(n_rows, bool) or not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
         raise ValueError(f"n_rows must be a positive integer, got {n_rows!r}")
@@ -33,6 +36,8 @@ def forward_sample(network: Network, n_rows: int, seed: int) -> Dataset:
     # one contiguous row per variable while sampling; transposed to (n_rows, n_vars) at the end
     columns = np.empty((network.n_vars, n_rows), dtype=code_dtype(int(arities.max())))
     for v in network.topological_order():
+        if checkpoint is not None:
+            checkpoint()
         r = int(arities[v])
         cum = np.cumsum(np.asarray(network.cpts[v], dtype=np.float64).reshape(-1, r), axis=1)
         cum /= cum[:, -1:]  # exactly 1.0 from the last positive state on, so zero-probability

@@ -41,10 +41,11 @@ ADD_CANDIDATES = Param(
 
 
 def ci_test(data, arities, settings):
-    """The run's memoised CI test over ``data`` (``settings.test``: ``g2`` or ``x2``)."""
+    """The run's memoised CI test over ``data`` (``settings.test``: ``g2`` or ``x2``; a test with
+    no degrees of freedom is decided at the run's ``settings.alpha``)."""
     from constraints.citests import CITest  # deferred: numba kernels, not needed to declare
 
-    return CITest(data, arities, statistic=settings.test)
+    return CITest(data, arities, statistic=settings.test, alpha=settings.alpha)
 
 
 def run_pc(test, n: int, settings, *, keep=None, progress=False, n_jobs=1, executor=None, n_groups=1,
@@ -79,7 +80,8 @@ def run_cops(test, n: int, settings, *, keep=None, n_jobs=1, deadline=None, **_p
     """Cops-and-robbers (Talvitie & Parviainen), each batch of tests compiled on ``n_jobs``
     threads; the tree decomposition it found goes into the metadata (``bags``, ``tree_edges``,
     ``treewidth``) for ``--within-bags``.  The cops take a time limit: ``--cops-time-limit`` or
-    what is left before ``deadline``, whichever is shorter."""
+    what is left before ``deadline``, whichever is shorter; they check ``deadline`` itself with
+    it (its safe points: :func:`constraints.cops.cops_and_robbers`)."""
     # deferred: numba kernels, not needed to declare
     from constraints.citest_batch import compute_threads
     from constraints.cops import cops_restriction
@@ -89,7 +91,8 @@ def run_cops(test, n: int, settings, *, keep=None, n_jobs=1, deadline=None, **_p
         left = max(deadline.remaining(), 1e-6)  # a positive limit: a passed deadline stops them at their first check
         time_limit = left if time_limit is None else min(time_limit, left)
     with compute_threads(n_jobs):
-        restriction, found = cops_restriction(test, n, alpha=settings.alpha, time_limit=time_limit, keep=keep)
+        restriction, found = cops_restriction(test, n, alpha=settings.alpha, time_limit=time_limit, keep=keep,
+                                              deadline=deadline)
     if found.status == "timeout":
         restriction = replace(restriction, status="timeout")
     td = found.tree_decomposition

@@ -7,7 +7,9 @@ SIGKILL following about 30 s later) only record the request; the solvers poll
 raises ``KeyboardInterrupt``: quit at once. Python runs a signal handler between two bytecodes of
 the main thread, so a solve inside compiled code notices the signal when it next calls Python
 (SCIP calls the IP's plugins many times a second). The caller reports the stop with exit status
-:func:`exit_code` (the shell's ``128 + signum``: 130 for SIGINT, 143 for SIGTERM).
+:func:`exit_code` (the shell's ``128 + signum``: 130 for SIGINT, 143 for SIGTERM). A worker process
+(of a bootstrap, a selection or a grid) calls :func:`follow` once: it then takes both the signals
+it receives and the stop requests of the process that started it as its own.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -73,6 +76,10 @@ def _handler(signum, frame) -> None:
     logger.warning("%s: stopping at the next safe point (send it again to quit at once)", signal.Signals(signum).name)
 
 
+def _record(signum, frame) -> None:
+    request_stop(signum)
+
+
 @contextmanager
 def catching_signals(signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[StopRequest]:
     """Record ``signals`` as stop requests inside the block, restoring the previous handlers after it.
@@ -99,3 +106,25 @@ def catching_signals(signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM)) -
             signal.signal(signum, handler)
         if _depth == 0:
             clear()
+
+
+def follow(parent: Callable[[], int | None], interval: float = 0.1,
+           signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM)) -> None:
+    """In a worker process, for the rest of its life: take ``signals`` as stop requests, and the
+    stop requests of the process that started it, which ``parent()`` returns (a signal number, or
+    ``None`` while there is none), polled every ``interval`` seconds by a daemon thread;
+    :func:`catching` is then true, so the stages stop at their safe points and the solvers return
+    their best result, as in the parent. The signals are only recorded: no warning (the parent
+    gives it) and no quitting at once on a second one (the parent, which gets it too or forwarded
+    its request first, kills its workers). Call it in the main thread (a pool's initializer)."""
+    global _depth
+    for signum in signals:
+        signal.signal(signum, _record)
+    _depth += 1
+
+    def watch() -> None:
+        while (signum := parent()) is None:
+            time.sleep(interval)
+        request_stop(signum)
+
+    threading.Thread(target=watch, name="stop-requests", daemon=True).start()

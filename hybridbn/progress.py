@@ -23,7 +23,8 @@ plus any solver-specific keys (``phase``, ``orders``, ``inserts``, ``status`` ..
 ``progress``: ``None``, or a callable that receives these records about once a second
 (:data:`REPORT_INTERVAL`) and a last one, with the ``status``, when they finish;
 :func:`as_callback` and :func:`reporting` turn the ``True`` / ``False`` of the command line and
-the Python API into such a callable (a :class:`ProgressDisplay`). :class:`TaskCount` reports
+the Python API into such a callable (a :class:`ProgressDisplay`, which also refreshes its line
+between records while a task runs). :class:`TaskCount` reports
 ``done/total`` of a set of tasks (the networks of a bootstrap or a selection) the same way.
 
 A :class:`Trajectory` keeps the ``(elapsed, primal, dual)`` points of a solve, bounded in number,
@@ -35,6 +36,7 @@ from __future__ import annotations
 import math
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -56,6 +58,10 @@ LOG_INTERVAL = 15.0
 
 REPORT_INTERVAL = 1.0
 """Least seconds between two records a solver reports (the display then refreshes about this often)."""
+
+TICK = 1.0
+"""Seconds between two wake-ups of a :class:`ProgressDisplay`'s ticker: on a terminal the status line
+of a running task then stands still at most ``TICK + TERMINAL_INTERVAL`` seconds, records or not."""
 
 
 class ProgressError(HybridBNError, TypeError):
@@ -123,36 +129,63 @@ class ProgressDisplay:
     line is written for the first record and then at most every :data:`LOG_INTERVAL` seconds.
     A task (the records' ``stage`` and ``solver``) starts with its first record shown at once, the
     last one's line ended; a record with a ``status`` (a task's last) is shown at once and ends
-    its line. :meth:`close` shows the last record if it was held back and ends the status line;
-    the display is also a context manager that closes itself.
+    its task.
+
+    Solvers report about once a second, but may go quiet for longer (one long LP of the exact
+    ILP, a large drawing). While a task runs, a daemon thread (the *ticker*) wakes every ``tick``
+    seconds (:data:`TICK`; ``None``: no ticker) and calls :meth:`refresh`, which shows the task's
+    last record aged to the present when no line was written for the interval: the status line
+    moves on at least every 1.5 s, and a batch log gets its line every 15 s, records or not.
+    :meth:`close` shows the last record if it was held back, ends the status line and stops the
+    ticker (it writes nothing after); the display is also a context manager that closes itself.
     """
 
     def __init__(self, stream: TextIO | None = None, interactive: bool | None = None, *,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, tick: float | None = TICK):
         self.stream = sys.stderr if stream is None else stream
         self.interactive = self.stream.isatty() if interactive is None else bool(interactive)
+        self.tick = tick
         self._interval = TERMINAL_INTERVAL if self.interactive else LOG_INTERVAL
         self._clock = clock
-        self._throttle = Throttle(self._interval, clock)
+        self._lock = threading.RLock()  # the caller's thread and the ticker write in turn
         self._task: tuple[Any, Any] | None = None  # (stage, solver) of the records shown
+        self._latest: Record | None = None  # the running task's last record ...
+        self._latest_at = 0.0  # ... and when it came (clock)
+        self._shown_at: float | None = None  # when the task's last line was written (clock)
         self._held: Record | None = None  # the last record, not yet shown
         self._width = 0  # length of the status line on the terminal
+        self._ticker: threading.Event | None = None  # set: the running ticker stops
 
     def __call__(self, record: Record) -> None:
-        task = (record.get("stage"), record.get("solver"))
-        if task != self._task:
-            self.close()
-            self._task, self._throttle = task, Throttle(self._interval, self._clock)
-        last = record.get("status") is not None
-        if self._throttle.ready() or last:
-            self._show(record)
-        else:
-            self._held = record
-        if last:
-            self.close()
+        with self._lock:
+            task = (record.get("stage"), record.get("solver"))
+            if task != self._task:
+                self._end_line()
+                self._task, self._shown_at = task, None
+            now = self._clock()
+            last = record.get("status") is not None
+            self._latest, self._latest_at = record, now
+            if last or self._shown_at is None or now - self._shown_at >= self._interval:
+                self._show(record, now)
+            else:
+                self._held = record
+            if last:
+                self.close()
+            else:
+                self._start_ticker()
 
-    def _show(self, record: Record) -> None:
-        self._held = None
+    def refresh(self) -> None:
+        """Show the running task's last record with the seconds since it came added to its
+        ``elapsed`` (and taken from its ``budget_left``) when no line was written for
+        :data:`TERMINAL_INTERVAL` seconds on a terminal, :data:`LOG_INTERVAL` seconds elsewhere."""
+        with self._lock:
+            now = self._clock()
+            if self._latest is None or self._shown_at is None or now - self._shown_at < self._interval:
+                return
+            self._show(aged(self._latest, now - self._latest_at), now)
+
+    def _show(self, record: Record, now: float) -> None:
+        self._held, self._shown_at = None, now
         line = format_record(record)
         if self.interactive:
             line = line[: shutil.get_terminal_size().columns - 1]
@@ -162,19 +195,51 @@ class ProgressDisplay:
             self.stream.write(line + "\n")
         self.stream.flush()
 
-    def close(self) -> None:
+    def _end_line(self) -> None:
+        """Show the held-back record, if any, and end the status line."""
         if self._held is not None:
-            self._show(self._held)
+            self._show(self._held, self._clock())
         if self._width:
             self.stream.write("\n")
             self.stream.flush()
             self._width = 0
+
+    def _start_ticker(self) -> None:
+        if self.tick is None or self._ticker is not None:
+            return
+        self._ticker = threading.Event()
+        threading.Thread(target=self._tick, args=(self._ticker,), name="progress-ticker", daemon=True).start()
+
+    def _tick(self, stopped: threading.Event) -> None:
+        while not stopped.wait(self.tick):
+            with self._lock:
+                if stopped.is_set():  # closed while this thread waited for the lock
+                    return
+                self.refresh()
+
+    def close(self) -> None:
+        """End the running task's line (see the class docstring); the next record starts again."""
+        with self._lock:
+            self._end_line()
+            self._latest = None
+            if self._ticker is not None:
+                self._ticker.set()
+                self._ticker = None
 
     def __enter__(self) -> "ProgressDisplay":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def aged(record: Record, seconds: float) -> Record:
+    """``record`` as it would read ``seconds`` later: ``elapsed`` that much more, ``budget_left``
+    (if any) that much less, down to 0."""
+    older = {**record, "elapsed": record["elapsed"] + seconds}
+    if record.get("budget_left") is not None:
+        older["budget_left"] = round(max(record["budget_left"] - seconds, 0.0), 1)
+    return older
 
 
 def check_callback(progress: Callback | None) -> Callback | None:
@@ -213,7 +278,8 @@ def reporting(progress: bool | Callback | None) -> Iterator[Callback | None]:
 class TaskCount:
     """Reports ``done/total`` tasks (e.g. the networks of a bootstrap) to ``report`` as records of
     ``stage`` and ``solver`` under the key ``unit``: one when made, one per :meth:`done` call, the
-    last (with ``status`` ``"done"``) when all are done. ``report`` ``None``: nothing."""
+    last (with ``status`` ``"done"``) when all are done, or at :meth:`end` (e.g. ``"interrupted"``).
+    ``report`` ``None``: nothing."""
 
     def __init__(self, report: Callback | None, stage: str, solver: str, total: int, unit: str, done: int = 0):
         self.report, self.stage, self.solver, self.total, self.unit = report, stage, solver, total, unit
@@ -221,16 +287,21 @@ class TaskCount:
         self.start = time.perf_counter()
         self._send()
 
-    def _send(self) -> None:
+    def _send(self, status: str | None = None) -> None:
         if self.report is not None:
-            finished = {"status": "done"} if self.count >= self.total else {}
+            status = "done" if status is None and self.count >= self.total else status
             self.report(progress_record(self.stage, self.solver, time.perf_counter() - self.start,
-                                        **{self.unit: f"{self.count}/{self.total}"}, **finished))
+                                        **{self.unit: f"{self.count}/{self.total}"},
+                                        **({} if status is None else {"status": status})))
 
     def done(self) -> None:
         """One more task finished."""
         self.count += 1
         self._send()
+
+    def end(self, status: str) -> None:
+        """The tasks end unfinished: a last record with ``status``."""
+        self._send(status)
 
 
 class Trajectory:

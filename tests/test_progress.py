@@ -7,15 +7,16 @@ import math
 import signal
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from hybridbn import interrupt
 from hybridbn.errors import HybridBNError
-from hybridbn.progress import (KEYS, LOG_INTERVAL, TERMINAL_INTERVAL, ProgressDisplay, ProgressError, TaskCount,
-                               Throttle, Trajectory, as_callback, check_callback, format_record, progress_record,
-                               relative_gap, reporting)
+from hybridbn.progress import (KEYS, LOG_INTERVAL, TERMINAL_INTERVAL, TICK, ProgressDisplay, ProgressError,
+                               TaskCount, Throttle, Trajectory, aged, as_callback, check_callback, format_record,
+                               progress_record, relative_gap, reporting)
 
 
 @pytest.fixture(autouse=True)
@@ -80,7 +81,7 @@ def test_throttle_passes_the_first_call_then_one_per_interval():
 
 def test_log_display_writes_the_first_record_then_one_line_per_interval_and_the_last_on_close():
     clock, stream = FakeClock(), io.StringIO()
-    display = ProgressDisplay(stream, interactive=False, clock=clock)
+    display = ProgressDisplay(stream, interactive=False, clock=clock, tick=None)
     for t in (0.0, 5.0, 14.0, 15.5, 20.0, 31.0, 33.0):
         clock.now = t
         display(ilp_record(t))
@@ -94,7 +95,7 @@ def test_log_display_writes_the_first_record_then_one_line_per_interval_and_the_
 
 def test_log_display_close_repeats_nothing_already_shown():
     clock, stream = FakeClock(), io.StringIO()
-    with ProgressDisplay(stream, interactive=False, clock=clock) as display:
+    with ProgressDisplay(stream, interactive=False, clock=clock, tick=None) as display:
         display(ilp_record(0.0))
         clock.now = 20.0
         display(ilp_record(20.0))
@@ -104,7 +105,7 @@ def test_log_display_close_repeats_nothing_already_shown():
 def test_terminal_display_rewrites_one_line_and_ends_it_on_close(monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     clock, stream = FakeClock(), io.StringIO()
-    display = ProgressDisplay(stream, interactive=True, clock=clock)
+    display = ProgressDisplay(stream, interactive=True, clock=clock, tick=None)
     long = ilp_record(1.0)
     short = progress_record("solve", "ilp", 1.6, nodes=7)
     clock.now = 1.0
@@ -127,14 +128,14 @@ def test_terminal_line_is_cut_to_the_terminal_width(monkeypatch):
     """A wrapped line could not be rewritten by a carriage return."""
     monkeypatch.setenv("COLUMNS", "40")
     stream = io.StringIO()
-    ProgressDisplay(stream, interactive=True)(ilp_record())
+    ProgressDisplay(stream, interactive=True, tick=None)(ilp_record())
     assert stream.getvalue() == "\r" + format_record(ilp_record())[:39]
 
 
 def test_terminal_display_refreshes_often_enough_for_records_arriving_each_second():
     """Solvers report about once a second; every such record reaches the screen (>= every 2 s)."""
     clock, stream = FakeClock(), io.StringIO()
-    display = ProgressDisplay(stream, interactive=True, clock=clock)
+    display = ProgressDisplay(stream, interactive=True, clock=clock, tick=None)
     for t in np.arange(0.0, 10.0, 1.0):
         clock.now = float(t)
         display(ilp_record(float(t)))
@@ -145,7 +146,7 @@ def test_log_display_shows_a_new_task_and_a_last_record_at_once():
     """A batch log gets the first line of each stage or solver and each one's final state at once,
     not 15 s later."""
     clock, stream = FakeClock(), io.StringIO()
-    display = ProgressDisplay(stream, interactive=False, clock=clock)
+    display = ProgressDisplay(stream, interactive=False, clock=clock, tick=None)
     shown = [ilp_record(0.0), ilp_record(2.0, status="timelimit"),
              progress_record("pictures", "network.png", 0.0, variables=223),
              progress_record("pictures", "network.png", 17.0, variables=223, status="drawn"),
@@ -162,7 +163,7 @@ def test_log_display_shows_a_new_task_and_a_last_record_at_once():
 def test_terminal_display_ends_a_task_line_at_its_last_record(monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     clock, stream = FakeClock(), io.StringIO()
-    display = ProgressDisplay(stream, interactive=True, clock=clock)
+    display = ProgressDisplay(stream, interactive=True, clock=clock, tick=None)
     display(ilp_record(0.0))
     clock.now = 0.1  # within TERMINAL_INTERVAL, but the last record of the solve
     display(ilp_record(0.1, status="optimal"))
@@ -170,6 +171,94 @@ def test_terminal_display_ends_a_task_line_at_its_last_record(monkeypatch):
     lines = stream.getvalue().split("\n")
     assert lines[0].split("\r")[-1] == format_record(ilp_record(0.1, status="optimal"))
     assert lines[1].strip("\r").startswith("bootstrap  ilp  0.0 s  networks 0/2")
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_aged_record_moves_its_clock_and_budget_on():
+    record = {**ilp_record(10.0), "budget_left": 3.0}
+    assert aged(record, 2.5) == {**record, "elapsed": 12.5, "budget_left": 0.5}
+    assert aged(record, 9.0)["budget_left"] == 0.0
+    assert aged(ilp_record(10.0), 1.0) == {**ilp_record(10.0), "elapsed": 11.0}  # no budget: none added
+
+
+def test_terminal_refresh_moves_the_line_on_without_records(monkeypatch):
+    """One long LP: no record for 5 s; the status line still advances at each wake-up of the
+    ticker that comes TERMINAL_INTERVAL or more after the last line."""
+    monkeypatch.setenv("COLUMNS", "200")
+    clock, stream = FakeClock(), io.StringIO()
+    display = ProgressDisplay(stream, interactive=True, clock=clock, tick=None)
+    display({**ilp_record(2.0), "budget_left": 50.0})
+    for now in (0.3, 0.5, 0.9, 1.0, 1.5, 3.5, 5.0):
+        clock.now = now
+        display.refresh()
+    lines = stream.getvalue().split("\r")[1:]
+    assert [line.rstrip() for line in lines] == [
+        format_record({**ilp_record(2.0 + t), "budget_left": 50.0 - t}) for t in (0.0, 0.5, 1.0, 1.5, 3.5, 5.0)]
+    assert TICK + TERMINAL_INTERVAL <= 2.0  # the most seconds between two lines of a running task
+
+
+def test_log_refresh_writes_a_plain_line_every_interval_without_records():
+    clock, stream = FakeClock(), io.StringIO()
+    display = ProgressDisplay(stream, interactive=False, clock=clock, tick=None)
+    display(ilp_record(0.0))
+    clock.now = 10.0
+    display(ilp_record(10.0))  # held back
+    for now in (14.9, 15.0, 20.0, 29.9, 30.0):
+        clock.now = now
+        display.refresh()
+    assert stream.getvalue().splitlines() == [format_record(ilp_record(t)) for t in (0.0, 15.0, 30.0)]
+    display.close()  # the held record was refreshed: nothing more to show
+    assert len(stream.getvalue().splitlines()) == 3
+
+
+def test_refresh_shows_nothing_of_a_finished_task_or_a_closed_display():
+    clock, stream = FakeClock(), io.StringIO()
+    display = ProgressDisplay(stream, interactive=False, clock=clock, tick=None)
+    display(ilp_record(0.0, status="optimal"))
+    clock.now = 100.0
+    display.refresh()
+    display(progress_record("bootstrap", "ilp", 0.0, networks="0/3"))
+    display.close()
+    clock.now = 200.0
+    display.refresh()
+    assert stream.getvalue().splitlines() == [format_record(ilp_record(0.0, status="optimal")),
+                                              format_record(progress_record("bootstrap", "ilp", 0.0,
+                                                                            networks="0/3"))]
+
+
+def wait_for(condition, seconds: float = 30.0) -> bool:
+    """Poll ``condition`` until it holds or ``seconds`` pass (a generous bound for a loaded machine)."""
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+@pytest.mark.parametrize("interactive, step", [(True, TICK), (False, LOG_INTERVAL)])
+def test_the_ticker_thread_refreshes_while_records_are_rare_and_stops_at_close(monkeypatch, interactive, step):
+    monkeypatch.setenv("COLUMNS", "200")
+    clock = FakeClock()
+    stream = Terminal() if interactive else io.StringIO()
+    display = ProgressDisplay(stream, clock=clock, tick=0.001)
+    assert display.interactive is interactive
+    shown = lambda: stream.getvalue().count("\r" if interactive else "\n")  # noqa: E731
+    display(ilp_record(0.0))
+    assert wait_for(lambda: any(t.name == "progress-ticker" for t in threading.enumerate()))
+    for k in (1, 2, 3):  # the clock jumps a refresh interval on; no record comes
+        clock.now = k * step
+        assert wait_for(lambda: shown() == k + 1)
+        assert format_record(ilp_record(k * step)) in stream.getvalue()
+    display.close()
+    text = stream.getvalue()
+    clock.now = 10 * step
+    assert wait_for(lambda: not any(t.name == "progress-ticker" for t in threading.enumerate()))
+    assert stream.getvalue() == text  # nothing written after close
 
 
 def test_task_count_reports_done_over_total_and_ends_with_its_status():
@@ -181,13 +270,15 @@ def test_task_count_reports_done_over_total_and_ends_with_its_status():
     assert [r.get("status") for r in seen] == [None, None, "done"]
     assert all(r["stage"] == "bootstrap" and r["solver"] == "ilp" for r in seen)
     TaskCount(None, "selection", "ilp", 2, "networks").done()  # no one to report to: nothing happens
+    stopped = []
+    count = TaskCount(stopped.append, "bootstrap", "ilp", 5, "networks")
+    count.done()
+    count.end("interrupted")  # a stop request: the count so far, as the task's last record
+    assert [(r["networks"], r.get("status")) for r in stopped] == [("0/5", None), ("1/5", None),
+                                                                   ("1/5", "interrupted")]
 
 
 def test_display_follows_isatty_by_default():
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
     assert ProgressDisplay(Terminal()).interactive and not ProgressDisplay(io.StringIO()).interactive
 
 

@@ -18,6 +18,8 @@ import time
 import numpy as np
 from numba import njit
 
+from hybridbn.deadline import Deadline, passed
+
 from constraints.cops.dconnection import condition_on, connected, dag_rows
 from constraints.cops.engine_state import step_margin
 from constraints.cops.memo_tables import MIN_MEMO_ENTRIES
@@ -89,12 +91,12 @@ class ExactCountingOracle:
     tables of each solver (``memo_entries`` slots each), the rest for the bitmaps, allocated as
     they are touched.  When those are full the pass halves its share of the sets and appends the
     other half, ``(part, n_parts)``, to ``later_passes``; a ``MemoryError`` when that would take
-    more than ``MAX_PASSES`` passes.  Past ``deadline``
-    (``time.monotonic()``) the calls raise :class:`constraints.cops.oracle.OracleTimeout`.
+    more than ``MAX_PASSES`` passes.  Past ``limit_at`` (``time.monotonic()``) or ``deadline``
+    (a :class:`hybridbn.deadline.Deadline`) the calls raise :class:`constraints.cops.oracle.OracleTimeout`.
     """
 
-    def __init__(self, ds: DSeparation, *, part: int = 0, n_parts: int = 1,
-                 memory_budget: int | None = None, deadline: float | None = None) -> None:
+    def __init__(self, ds: DSeparation, *, part: int = 0, n_parts: int = 1, memory_budget: int | None = None,
+                 limit_at: float | None = None, deadline: Deadline | None = None) -> None:
         n = ds.n
         if not 1 <= n <= MAX_ENGINE_VARS:
             raise ValueError(f"the compiled engine takes 1..{MAX_ENGINE_VARS} nodes, got {n}")
@@ -117,6 +119,7 @@ class ExactCountingOracle:
         self.later_passes: list[tuple[int, int]] = []
         self.comp_id = np.zeros(n, dtype=np.int64)
         self.comp_sets = np.zeros((n, 4), dtype=np.uint64)
+        self.limit_at = limit_at
         self.deadline = deadline
 
     def tables(self) -> tuple[np.ndarray, ...]:
@@ -153,8 +156,8 @@ class ExactCountingOracle:
         self.set_keys, self.set_slot = keys, slot
 
     def check_clock(self) -> None:
-        """:class:`OracleTimeout` once the deadline has passed."""
-        if self.deadline is not None and time.monotonic() > self.deadline:
+        """:class:`OracleTimeout` once the time limit or the deadline has passed."""
+        if (self.limit_at is not None and time.monotonic() > self.limit_at) or passed(self.deadline):
             raise OracleTimeout(f"time limit reached after {self.n_calls} oracle calls")
 
     def dependents(self, x: int, ys: int, cond: int) -> int:

@@ -43,6 +43,7 @@ from graphs.dsep import DSeparation
 from graphs.pdag import meek_closure
 from graphs.treedec import TreeDecomposition
 from hybridbn.checks import check_significance
+from hybridbn.deadline import Deadline
 from hybridbn.errors import HybridBNError
 
 logger = logging.getLogger(__name__)
@@ -112,6 +113,7 @@ def cops_and_robbers(
     check_every: int = 1000,
     memory_budget: int | None = None,
     passes: int = 1,
+    deadline: Deadline | None = None,
 ) -> CopsResult:
     """Learn a CPDAG with the cops-and-robbers algorithm (Talvitie & Parviainen, Alg. 1, s. 3.2).
 
@@ -119,7 +121,10 @@ def cops_and_robbers(
     and keeps the tree decomposition of the winning recursion; phase 2 prunes the edges of the
     bag supergraph with tests on bag subsets, orients v-structures from the separators and
     applies the Meek rules (``graphs.pdag.meek_closure``).  ``time_limit`` (seconds) is checked
-    every ``check_every`` oracle calls; a run past it returns ``status="timeout"``.
+    every ``check_every`` oracle calls; a run past it returns ``status="timeout"``.  So is
+    ``deadline`` (a :class:`hybridbn.deadline.Deadline`), at the same checks: a caller's deadline
+    that marks its safe points (:mod:`pipeline.core.stopping`) ends the run there with its own
+    exception.
 
     ``indep`` is ``indep(x, y, S) -> bool`` (True = independent, ``S`` a sorted tuple) or a
     :class:`constraints.cops.oracle.BitsetIndependence` such as ``graphs.dsep.DSeparation(dag)``
@@ -150,10 +155,10 @@ def cops_and_robbers(
     if isinstance(indep, BitsetIndependence) and getattr(indep, "n", n_vars) != n_vars:
         raise CopsInputError(f"the oracle is over {indep.n} nodes, not n_vars={n_vars}")
     start = time.monotonic()
-    deadline = None if time_limit is None else start + time_limit
+    limit_at = None if time_limit is None else start + time_limit
     if isinstance(indep, DSeparation) and n_vars <= MAX_ENGINE_VARS:
-        return _exact_run(indep, max_k, deadline, memory_budget, passes, start)
-    oracle = CountingOracle(indep, time_limit=time_limit, check_every=check_every, n_vars=n_vars)
+        return _exact_run(indep, max_k, limit_at, deadline, memory_budget, passes, start)
+    oracle = CountingOracle(indep, time_limit=time_limit, check_every=check_every, n_vars=n_vars, deadline=deadline)
     return _run(oracle, CopsSolver, n_vars, max_k, start)
 
 
@@ -181,7 +186,7 @@ def _run(oracle, solver_factory, n_vars: int, max_k: int | None, start: float) -
     )
 
 
-def _exact_run(ds: DSeparation, max_k: int | None, deadline: float | None,
+def _exact_run(ds: DSeparation, max_k: int | None, limit_at: float | None, deadline: Deadline | None,
                memory_budget: int | None, passes: int, start: float) -> CopsResult:
     """The run on the compiled engine (``constraints.cops.engine``), counting in passes if needed.
 
@@ -199,7 +204,7 @@ def _exact_run(ds: DSeparation, max_k: int | None, deadline: float | None,
             logger.info("counting pass %d of %d (sets %d mod %d)", done + 1, done + 1 + len(shares),
                         part, n_parts)
         oracle = ExactCountingOracle(ds, part=part, n_parts=n_parts, memory_budget=memory_budget,
-                                     deadline=deadline)
+                                     limit_at=limit_at, deadline=deadline)
         run = _run(oracle, EngineSolver, ds.n, max_k, start)
         done += 1
         shares += oracle.later_passes
@@ -294,16 +299,16 @@ def learn_cops(
     ``constraints.citest_batch.compute_threads`` threads), else one ``CITest.unmemoised`` call
     per test (same tests, counts and result).
     """
-    test = CITest(data, arities, statistic=statistic, df_adjust=df_adjust,
-                  min_rows_per_df=min_rows_per_df)
     check_significance(alpha, CopsInputError)
+    test = CITest(data, arities, statistic=statistic, df_adjust=df_adjust,
+                  min_rows_per_df=min_rows_per_df, alpha=alpha)
     indep = DataIndependence(test, alpha) if batched else independence_oracle(test.unmemoised, alpha)
     return cops_and_robbers(indep, test.n_vars, max_k=max_k, time_limit=time_limit, check_every=10)
 
 
 def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
                      time_limit: float | None = None, keep: np.ndarray | None = None,
-                     batched: bool = True) -> tuple[Restriction, CopsResult]:
+                     batched: bool = True, deadline: Deadline | None = None) -> tuple[Restriction, CopsResult]:
     """Cops-and-robbers as the restriction stage: forbidden = not adjacent in the learned skeleton.
 
     ``test`` is a ``constraints.citests`` test (``CITest``, ``DSeparationOracle``), asked through
@@ -312,7 +317,8 @@ def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
     took more memory than the oracle's own).  A pair's record is its largest p-value and that
     test's conditioning set, as for PC.  A run
     stopped by ``time_limit`` after phase 1 restricts to the bag supergraph (a supergraph of the
-    moral graph, so no true edge is forbidden); stopped earlier, it forbids nothing.  The pairs
+    moral graph, so no true edge is forbidden); stopped earlier, it forbids nothing; ``deadline``
+    is checked with the time limit (:func:`cops_and_robbers`).  The pairs
     of ``keep`` are answered "dependent" without a test (:class:`~constraints.restriction.PairLog`).
     With ``batched`` a ``CITest`` is asked one compiled call per batch of the oracle
     (:class:`~constraints.cops.data_oracle.DataIndependence`, on
@@ -326,7 +332,7 @@ def cops_restriction(test: Callable, n_vars: int, *, alpha: float = 0.05,
 
     batched = batched and isinstance(test, CITest)
     indep = DataIndependence(test, alpha, log) if batched else indep_per_test
-    result = cops_and_robbers(indep, n_vars, time_limit=time_limit)
+    result = cops_and_robbers(indep, n_vars, time_limit=time_limit, deadline=deadline)
     if result.skeleton is not None:
         allowed = result.skeleton
     elif result.tree_decomposition is not None:

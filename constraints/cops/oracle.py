@@ -4,8 +4,9 @@ Implements the counting convention of the cops-and-robbers reference implementat
 (``docs/references.md``, "What is counted"): a query ``(a, X, b)`` is keyed by
 ``(min(a, b), max(a, b), X)``, repeated queries are free, and the reported figure is the
 number of distinct keys per conditioning-set size ``|X|``.  One oracle serves a whole run.
-The wall clock is checked every ``check_every`` calls (cached calls included); past the limit
-:class:`OracleTimeout` is raised.
+The wall clock is checked every ``check_every`` calls (cached calls included); past the limit,
+or past a :class:`hybridbn.deadline.Deadline` the run was given, :class:`OracleTimeout` is raised
+(a deadline that marks a caller's safe points may raise its own exception instead).
 
 The underlying test is either a plain ``indep(x, y, S) -> bool`` with ``S`` a sorted tuple, or
 a :class:`BitsetIndependence` (e.g. ``graphs.dsep.DSeparation``) that takes the conditioning set
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from graphs.bitsets import to_tuple
+from hybridbn.deadline import Deadline, passed
 from hybridbn.errors import HybridBNError
 
 IndepFn = Callable[[int, int, tuple[int, ...]], bool]
@@ -99,6 +101,7 @@ class CountingOracle:
         time_limit: float | None = None,
         check_every: int = 1000,
         n_vars: int | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         if check_every < 1:
             raise ValueError(f"check_every must be >= 1, got {check_every}")
@@ -114,7 +117,14 @@ class CountingOracle:
         self._counts: list[int] = []
         self._calls = 0
         self._check_every = check_every
-        self._deadline = None if time_limit is None else time.monotonic() + time_limit
+        self._limit_at = None if time_limit is None else time.monotonic() + time_limit
+        self._deadline = deadline
+        self._timed = time_limit is not None or deadline is not None
+
+    def _check_clock(self) -> None:
+        """:class:`OracleTimeout` past the time limit or the deadline."""
+        if (self._limit_at is not None and time.monotonic() > self._limit_at) or passed(self._deadline):
+            raise OracleTimeout(f"time limit reached after {self._calls} oracle calls")
 
     def _tick(self, n_calls: int) -> None:
         """Count ``n_calls`` calls; check the clock if a multiple of ``check_every`` was reached.
@@ -125,10 +135,8 @@ class CountingOracle:
         """
         before = self._calls
         self._calls = before + n_calls
-        if self._deadline is not None and (
-                self._calls // self._check_every != before // self._check_every):
-            if time.monotonic() > self._deadline:
-                raise OracleTimeout(f"time limit reached after {self._calls} oracle calls")
+        if self._timed and self._calls // self._check_every != before // self._check_every:
+            self._check_clock()
 
     def _first_of_all(self, x: int, targets: int, cond: int) -> int:
         """:meth:`StoppingIndependence.first_connected` from ``connected_bits``, which answers
@@ -176,9 +184,8 @@ class CountingOracle:
     def __call__(self, a: int, b: int, cond: int) -> bool:
         """True iff ``a`` and ``b`` are independent given the node set ``cond`` (a bit set)."""
         self._calls += 1
-        if self._deadline is not None and self._calls % self._check_every == 0:
-            if time.monotonic() > self._deadline:
-                raise OracleTimeout(f"time limit reached after {self._calls} oracle calls")
+        if self._timed and self._calls % self._check_every == 0:
+            self._check_clock()
         if not 0 <= b < self._n:
             raise ValueError(f"node index out of range 0..{self._n - 1}: {b}")
         rows = self._rows(a, 0, cond)

@@ -7,13 +7,17 @@ Each resample is a data artifact keyed by the original data's key, the seed and 
 number (rows drawn with replacement from ``numpy.random.default_rng([seed, replicate])``), so its
 restriction, scores and solve are cached like any run's and a rerun is read from the cache.
 The replicates run in this process, in a local pool of worker processes, or on Dask; the
-strengths do not depend on which.
+strengths do not depend on which. A stop request (Ctrl-C, SIGTERM) ends the bootstrap between
+replicates (those running stop at their safe points) with :class:`BootstrapStopped`, which says
+how many were learned (:class:`UnfinishedBootstrap`); each is cached, so the same command goes on
+from them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,13 +30,15 @@ from graphs.averaging import arc_strengths, averaged_network, inclusion_threshol
 from graphs.export import to_edge_frame
 from graphs.metrics import shd, skeleton_scores
 from graphs.pdag import dag_to_cpdag, pdag_to_dag
+from hybridbn.interrupt import stop_requested
 from hybridbn.progress import Callback, TaskCount
 from pipeline.apps.pictures import draw, strength_drawing
 from pipeline.core.cache import Artifact, NotCached, StageCache
 from pipeline.core.config import RunConfig
-from pipeline.core.executors import map_tasks
+from pipeline.core.executors import STOPPED, map_tasks
 from pipeline.core.kernels import ensure_compiled
 from pipeline.core.stages import STAGES, dag_of, model_stages, names_of, run_stages, true_dag
+from pipeline.core.stopping import StageStopped
 
 logger = logging.getLogger(__name__)
 
@@ -126,21 +132,61 @@ class BootstrapResult:
             logger.warning("averaged.png/.svg not drawn: %s", exc)
 
 
+@dataclass
+class UnfinishedBootstrap:
+    """A bootstrap that a stop request ended after ``done`` of its ``replicates`` networks (each
+    cached: the same command goes on from them); it has no strengths yet."""
+
+    replicates: int
+    done: int
+    seed: int
+
+    def record(self) -> dict[str, Any]:
+        return {"replicates": self.replicates, "done": self.done, "seed": self.seed, "status": "interrupted"}
+
+    def summary(self) -> str:
+        return (f"bootstrap : interrupted after {self.done} of {self.replicates} resamples (cached: the same "
+                f"command goes on from them)")
+
+    def write(self, folder: Path) -> None:
+        """``bootstrap.json`` in ``folder``."""
+        (folder / "bootstrap.json").write_text(json.dumps(self.record(), indent=1))
+
+
+class BootstrapStopped(StageStopped):
+    """A stop request (signal ``signum``) ended the bootstrap; ``unfinished`` says how far it got."""
+
+    def __init__(self, unfinished: UnfinishedBootstrap, signum: int):
+        super().__init__("bootstrap", signum,
+                         during=f"the bootstrap ({unfinished.done} of {unfinished.replicates} resamples learned)")
+        self.unfinished = unfinished
+
+    def __reduce__(self):
+        return type(self), (self.unfinished, self.signum)
+
+
 def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int = 1, executor=None,
                   report: Callback | None = None) -> BootstrapResult:
     """Learn ``cfg.bootstrap`` networks from resamples of ``data`` on ``executor`` (e.g. a
     :class:`pipeline.core.executors.DaskExecutor`, left open), else in a local pool of ``jobs``
     processes (this process when 1), and average them at ``cfg.threshold`` or at the estimated
     threshold. ``report`` receives a progress record (stage ``bootstrap``, ``networks`` done of
-    all) as each network is learned."""
+    all) as each network is learned. A stop request raises :class:`BootstrapStopped`."""
     root = str(cache.root.resolve())
     results = cached_replicates(cfg, root, data) if cache.enabled else {}
     tasks = [(cfg, root, cache.enabled, data, b) for b in range(cfg.bootstrap) if b not in results]
-    if tasks and executor is None and jobs > 1:  # compiled here, loaded by the workers
-        ensure_compiled(cfg, run_stages=run_stages)
+    count = None
+    try:
+        if tasks and executor is None and jobs > 1:  # compiled here, loaded by the workers
+            ensure_compiled(cfg, run_stages=run_stages)
+        count = TaskCount(report, "bootstrap", cfg.solver, cfg.bootstrap, "networks", done=len(results))
+        learned = map_tasks(learn_replicate, tasks, jobs, executor, count.done)
+    except STOPPED:
+        if count is not None:
+            count.end("interrupted")
+        unfinished = UnfinishedBootstrap(cfg.bootstrap, len(results) if count is None else count.count, cfg.seed)
+        raise BootstrapStopped(unfinished, stop_requested() or signal.SIGINT) from None
     names = names_of(data)
-    count = TaskCount(report, "bootstrap", cfg.solver, cfg.bootstrap, "networks", done=len(results))
-    learned = map_tasks(learn_replicate, tasks, jobs, executor, count.done)
     results.update((task[-1], result) for task, result in zip(tasks, learned))
     cpdags = [dag_to_cpdag(results[b][0]) for b in range(cfg.bootstrap)]
     strength, direction = arc_strengths(cpdags)

@@ -11,19 +11,23 @@ A run prints on stderr, before any work, one line saying what it learns with whi
 then the progress of its long stages: the stages' progress bars on a terminal, and for the solve
 (and the bootstrap, the selection, the drawing of a large network) a status line refreshed about
 every second on a terminal, or a plain line every 15 s when stderr is not a terminal (a batch
-job's log): elapsed time and limit (``budget_left`` under ``--budget``), incumbent objective,
-bound, gap, nodes (:mod:`hybridbn.progress`). ``--quiet`` prints none of it.
+job's log), records or not: elapsed time and limit (``budget_left`` under ``--budget``),
+incumbent objective, bound, gap, nodes (:mod:`hybridbn.progress`). ``--quiet`` prints none of it.
 
 Bad input ends with a one-line ``error: ...`` on stderr and a non-zero exit status (2 for bad
 options or data, 1 for other failures); ``--debug`` shows the traceback. Ctrl-C (SIGINT) and
 SIGTERM (a batch system's time limit) end a run with exit status 130 and 143
 (:func:`hybridbn.interrupt.exit_code`): during the solve the solver stops at its next safe point
 and the run writes its output folder from the best DAG found, with status ``interrupted``, the
-bound and the gap in ``result.json`` and ``convergence.png``, and prints its summary; before it,
-the run stops at once with one line, the finished stages cached and no file half written
-(:mod:`pipeline.core.stopping`). A second signal quits at once. Nothing interrupted is cached as
-final (:mod:`pipeline.core.cache`): the same command resumes, the exact ILP from the interrupted
-DAG. A grid records an interrupted job as ``interrupted`` (:mod:`pipeline.apps.grid`).
+bound and the gap in ``result.json`` and ``convergence.png``, and prints its summary; during the
+bootstrap, which comes after the run's network, it writes that network with the bootstrap
+unfinished; before the solve (the kernels' first compilation and the selection included), the
+run stops at once with one line, the finished stages cached and no file half written
+(:mod:`pipeline.core.stopping`). With ``-j N`` no network starts after the signal and those
+running in the workers stop at their safe points. A second signal quits at once. Nothing
+interrupted is cached as final (:mod:`pipeline.core.cache`): the same command resumes, the exact
+ILP from the interrupted DAG. A grid records an interrupted job as ``interrupted``
+(:mod:`pipeline.apps.grid`).
 """
 
 from __future__ import annotations
@@ -287,10 +291,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not result.interrupted:
             return 0
         signum = stop.signum or signal.SIGINT  # none recorded: SCIP caught the Ctrl-C itself
-    print(f"interrupted by {signal.Signals(signum).name}: the best DAG found so far is reported and written, not "
-          "cached as final; rerun the same command to resume (the exact ILP warm-starts from this DAG)",
-          file=sys.stderr)
+    print(f"interrupted by {signal.Signals(signum).name}: {_what_is_kept(result)}", file=sys.stderr)
     return exit_code(signum)
+
+
+def _what_is_kept(result) -> str:
+    """What an interrupted run reported and wrote, and how to resume it."""
+    if result.stopped_in == "bootstrap":
+        boot = result.bootstrap
+        return (f"the network learned is reported and written, with {boot.done} of {boot.replicates} bootstrap "
+                "resamples learned (cached); rerun the same command to finish the bootstrap")
+    return ("the best DAG found so far is reported and written, not cached as final; rerun the same command to "
+            "resume (the exact ILP warm-starts from this DAG)")
 
 
 def _run_and_write(args: argparse.Namespace, cache: StageCache, cfg: RunConfig, display: ProgressDisplay | None):
@@ -332,7 +344,7 @@ def _logs_on_their_own_lines(display: ProgressDisplay | None):
 def _stopped(exc: KeyboardInterrupt, signum: int | None) -> int:
     """One line on stderr for a run stopped with no result to report (before the solve, in a
     grid, or by a second signal); its exit status (``signum``: the stop request's signal, if known)."""
-    stage = f" during the {exc.stage} stage" if isinstance(exc, StageStopped) else ""
+    stage = f" during {exc.during}" if isinstance(exc, StageStopped) else ""
     print(f"interrupted{stage}: finished stages are cached; rerun the same command to resume", file=sys.stderr)
     return exit_code(getattr(exc, "signum", None) or signum or signal.SIGINT)
 

@@ -44,10 +44,12 @@ ESS for non-BDeu scores, the SGES bound for other solvers, the candidate count f
 are normalised and the duplicates dropped. A job is a pure function of its parameters: its stages
 go through the shared stage cache, and its results row is cached as a ``job`` artifact, so a
 finished job is never recomputed and an interrupted grid resumes where it stopped.
-A failing job is recorded with its error and the grid goes on. A job whose solve a stop request
-ended (Ctrl-C, SIGTERM: :mod:`hybridbn.interrupt`) is recorded with status ``interrupted`` (with
-the objective, bound and gap its solve reached), never cached; the grid then stops, lists the jobs
-it did not run as ``missing``, writes its results table and exits with 130 or 143.
+A failing job is recorded with its error and the grid goes on. A job that a stop request ended
+(Ctrl-C, SIGTERM: :mod:`hybridbn.interrupt`) is recorded with status ``interrupted`` (with the
+objective, bound and gap its solve reached, or what it had learned before its bootstrap), never
+cached; the grid then starts no other job (with ``-j N`` the jobs running in the workers stop at
+their safe points and are recorded the same way), lists the jobs it did not run as ``missing``,
+writes its results table and exits with 130 or 143.
 """
 
 from __future__ import annotations
@@ -78,10 +80,11 @@ from pipeline.core.atomic import replace_file, write_error
 from pipeline.core.cache import Artifact, StageCache, StageInterrupted, stage_key
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import CHOICES, OPTIONS, PARAM_COLUMNS
-from pipeline.core.executors import DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
+from pipeline.core.executors import STOPPED, DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
 from pipeline.core.knowledge import knowledge_of
 from pipeline.core.preflight import check_writable_folder
 from pipeline.core.stages import VERSIONS, compare, dag_of, run_stages
+from pipeline.core.stopping import StageStopped
 
 logger = logging.getLogger(__name__)
 
@@ -311,10 +314,10 @@ def run_job(
     """Run one grid job (all stages, plus the unrestricted baseline) and return its results row.
 
     Never raises for a failing job: the row then has ``status = "error"`` and the message.
-    The row of a successful job is cached, so a re-run of the grid skips it. A job whose solve a
-    stop request ended has ``status = "interrupted"`` (the objective, bound and gap of its run's
-    solve) and is not cached. On a Dask worker with ``score_groups > 1`` the score stage is
-    spread over the cluster as that many tasks.
+    The row of a successful job is cached, so a re-run of the grid skips it. A job that a stop
+    request ended has ``status = "interrupted"`` (the objective, bound and gap of its run's
+    solve, or its run's row when its bootstrap was stopped) and is not cached. On a Dask worker
+    with ``score_groups > 1`` the score stage is spread over the cluster as that many tasks.
     """
     cache = StageCache(cache_root, enabled=cache_enabled)
     key = job_key(cfg, baseline)
@@ -341,9 +344,11 @@ def run_job(
         if cfg.bootstrap is not None:
             phase = "bootstrap"
             row.update(run_bootstrap(chosen, cache, arts["data"]).columns())
-    except StageInterrupted as exc:  # recorded, never cached; the grid stops
-        solved = exc.artifact.meta["result"] if phase == "run" else {}  # not a fold's, a replicate's, the baseline's
-        row.update(status="interrupted", **{k: solved.get(k) for k in ("objective", "dual_bound", "gap")})
+    except (StageInterrupted, StageStopped) as exc:  # recorded, never cached; the grid stops
+        if phase == "run" and isinstance(exc, StageInterrupted):  # the run's solve: not a fold's, the baseline's
+            solved = exc.artifact.meta["result"]
+            row.update({k: solved.get(k) for k in ("objective", "dual_bound", "gap")})
+        row.update(status="interrupted")
         return {**row, "cached": False}
     except Exception as exc:  # recorded, the grid goes on
         logger.debug("job failed", exc_info=True)
@@ -368,10 +373,12 @@ def run_grid(
     """Run the jobs of ``grid`` (all, or those in ``indices``) and return the results table.
 
     Finished jobs found in the cache are read, not re-run; with ``collect_only`` the others are
-    not run either but listed with status ``missing``. After a job recorded as ``interrupted``, or
-    at a stop request, no further job starts and those not run are listed as ``missing``. On
-    Ctrl-C outside a solve the executor is shut down and ``KeyboardInterrupt`` propagates; every
-    artifact written so far stays valid.
+    not run either but listed with status ``missing``. After a stop request no further job starts
+    (:class:`pipeline.core.executors.LocalExecutor`; elsewhere after a job recorded as
+    ``interrupted``), the running ones are recorded as they end and those not run are listed as
+    ``missing``. On a ``KeyboardInterrupt`` (a second signal, or Ctrl-C where no stop request is
+    caught) the executor is shut down, its workers killed, and it propagates; every artifact
+    written so far stays valid.
     """
     executor = executor or LocalExecutor(1)
     selected = list(range(len(grid.configs))) if indices is None else list(indices)
@@ -394,7 +401,9 @@ def run_grid(
     try:
         for pos, result, exc in executor.map_unordered(run_job, args):
             i = todo[pos]
-            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C reached a worker: stop the grid
+            if isinstance(exc, STOPPED):  # not started after a stop request: listed as missing
+                continue
+            if isinstance(exc, KeyboardInterrupt):  # a second signal reached a worker: quit at once
                 raise exc
             if exc is not None:  # the worker itself died (e.g. out of memory)
                 result = {**_param_columns(grid.configs[i]), "status": "error",
@@ -403,15 +412,15 @@ def run_grid(
             if result.get("status") == "error":
                 logger.warning("job %d failed: %s", i, result.get("error"))
             bar.update()
-            if result.get("status") == "interrupted" or stop_requested() is not None:
-                stopped = True
+            if result.get("status") == "interrupted" and stop_requested() is None:  # stopped on its own
+                stopped = True  # (a Dask worker, a signal to one worker process): start nothing more
                 break
     except KeyboardInterrupt:
         executor.close(cancel=True)
         raise
     finally:
         bar.close()
-    executor.close(cancel=stopped)
+    executor.close(cancel=stopped or stop_requested() is not None)
     rows.update({i: {**_param_columns(grid.configs[i]), "status": "missing", "cached": False}
                  for i in todo if i not in rows})
     return results_frame(rows)
@@ -474,11 +483,12 @@ def _executor(args: argparse.Namespace):
 
 def command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) -> int:
     """``run.py grid FILE``: run (or list, or run one task of) a grid; writes the results table.
-    When its jobs run in this process, SIGINT and SIGTERM stop the running solve
-    (:func:`hybridbn.interrupt.catching_signals`): the job is recorded as interrupted and the exit
-    status is 130 or 143."""
-    in_process = args.task is not None or args.collect or (args.jobs == 1 and not args.scheduler and not args.cluster)
-    with catching_signals() if in_process else contextlib.nullcontext():
+    When its jobs run on this machine (in this process or in ``-j N`` worker processes), SIGINT
+    and SIGTERM are stop requests (:func:`hybridbn.interrupt.catching_signals`): no job starts
+    after one, the running jobs stop at their safe points (a solve with its best DAG) and are
+    recorded as interrupted, and the exit status is 130 or 143."""
+    local = args.task is not None or args.collect or not (args.scheduler or args.cluster)
+    with catching_signals() if local else contextlib.nullcontext():
         return _command_grid(args, cache, progress)
 
 

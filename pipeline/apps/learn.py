@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
-import signal
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
@@ -30,10 +29,10 @@ import pandas as pd
 
 from bayesnet.catalog import UnknownNetworkError, check_network, is_network_file
 from hybridbn.errors import HybridBNError
-from hybridbn.interrupt import catching_signals, stop_requested
+from hybridbn.interrupt import catching_signals
 from hybridbn.options import TEXT, Param, keyword_spelling
 from hybridbn.progress import Callback, reporting
-from pipeline.apps.bootstrap import run_bootstrap
+from pipeline.apps.bootstrap import BootstrapStopped, run_bootstrap
 from pipeline.apps.learned import LearnResult
 from pipeline.apps.selection import select_config
 from pipeline.core.cache import StageCache, StageInterrupted
@@ -42,7 +41,6 @@ from pipeline.core.declarations import KNOWLEDGE, OPTIONS, SCORE_FILE_SUFFIXES, 
 from pipeline.core.knowledge import knowledge_rows
 from pipeline.core.preflight import check_columns, check_readable
 from pipeline.core.stages import run_stages
-from pipeline.core.stopping import StageStopped
 
 #: learn() options that are not RunConfig fields
 RUN_OPTIONS = ("cache_dir", "use_cache", "stage", "progress", "n_jobs")
@@ -76,7 +74,9 @@ def learn(
     a callable receives those records (:mod:`hybridbn.progress`), ``False`` shows nothing. Ctrl-C
     (or SIGTERM) during the solve returns the best network found so far with status
     ``interrupted``, its bound and gap, and a warning (it is not cached: the same call resumes
-    from it); in another stage it raises ``KeyboardInterrupt`` with the stages finished cached.
+    from it); during the bootstrap it returns the network learned, with the bootstrap unfinished
+    (:attr:`LearnResult.stopped_in`) and a warning; in another stage it raises
+    ``KeyboardInterrupt`` with the stages finished cached.
     """
     with keyword_messages():
         stage = STAGE.validated(stage)
@@ -87,10 +87,15 @@ def learn(
         with reporting(progress) as report, catching_signals():
             result = run_config(cfg, cache, stage=stage, progress=progress is True, n_jobs=n_jobs, frame=frame,
                                 report=report)
-    if result.interrupted:
+    if result.stopped_in == "solve":
         gap = "-" if result.gap is None else f"{result.gap:.4%}"
         warnings.warn(f"the solve was interrupted: this is its best network so far (objective {result.objective:.6g}, "
                       f"gap {gap}), not cached; the same call resumes from it", stacklevel=2)
+    elif result.stopped_in == "bootstrap":
+        boot = result.bootstrap
+        warnings.warn(f"the bootstrap was interrupted after {boot.done} of {boot.replicates} resamples: this is the "
+                      "network learned, without arc strengths; the same call goes on from the resamples learned",
+                      stacklevel=2)
     return result
 
 
@@ -198,10 +203,11 @@ def run_config(
     ``progress`` shows the stages' progress bars, ``report`` receives the progress records.
 
     An interrupted solve of the run (:class:`StageInterrupted`) gives the result of its best DAG
-    (:attr:`LearnResult.interrupted`); one of the selection or the bootstrap, which has no network
-    of the run to give, raises :class:`StageStopped`, as a stop request in any other stage does."""
-    with _stopped_in("selection"):
-        cfg, selection = select_config(cfg, cache, frame, jobs=n_jobs, executor=score_executor, report=report)
+    (:attr:`LearnResult.stopped_in` ``"solve"``); a stopped bootstrap the result of the run's
+    network, learned before it, with the bootstrap unfinished (``"bootstrap"``). A stop in the
+    selection, which comes before the run's network, raises
+    :class:`pipeline.core.stopping.StageStopped`, as a stop request in any other stage does."""
+    cfg, selection = select_config(cfg, cache, frame, jobs=n_jobs, executor=score_executor, report=report)
     try:
         artifacts = run_stages(cache, cfg, upto=stage, progress=progress, n_jobs=n_jobs,
                                score_executor=score_executor, score_groups=score_groups, frame=frame, report=report)
@@ -209,18 +215,8 @@ def run_config(
         return LearnResult(cfg, exc.artifacts, None, selection)
     boot = None
     if cfg.bootstrap is not None and "solve" in artifacts:
-        with _stopped_in("bootstrap"):
+        try:
             boot = run_bootstrap(cfg, cache, artifacts["data"], jobs=n_jobs, executor=score_executor, report=report)
+        except BootstrapStopped as exc:  # the run's network stays: nothing learned is lost
+            boot = exc.unfinished
     return LearnResult(cfg, artifacts, boot, selection)
-
-
-@contextlib.contextmanager
-def _stopped_in(stage: str) -> Iterator[None]:
-    """A stop in one of ``stage``'s networks (an interrupted solve, or a stage stopped) as
-    :class:`StageStopped` in ``stage``."""
-    try:
-        yield
-    except StageStopped as exc:
-        raise StageStopped(stage, exc.signum) from None
-    except StageInterrupted:
-        raise StageStopped(stage, stop_requested() or signal.SIGINT) from None

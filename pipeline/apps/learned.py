@@ -20,6 +20,7 @@ from bayesnet.bif import format_bif
 from bayesnet.fitting import fit_cpts
 from bayesnet.interop import to_pgmpy, to_pyagrum
 from graphs.export import to_dot, to_edge_frame
+from pipeline.apps.bootstrap import UnfinishedBootstrap
 from pipeline.apps.outputs import write_outputs
 from pipeline.apps.report import format_run_summary
 from pipeline.core.atomic import replace_file
@@ -40,7 +41,8 @@ class LearnResult:
         self.artifacts = dict(artifacts)
         self.bootstrap = bootstrap
         """With ``bootstrap=B``: the :class:`pipeline.apps.bootstrap.BootstrapResult` (``strengths()``
-        table, ``averaged`` PDAG, ``threshold``, ``evaluation``); else None."""
+        table, ``averaged`` PDAG, ``threshold``, ``evaluation``), or the
+        :class:`pipeline.apps.bootstrap.UnfinishedBootstrap` of one a stop request ended; else None."""
         self.selection = selection
         """With ``select``: the :class:`pipeline.apps.selection.SelectionResult` (``table()`` of held-out
         log-likelihoods, the ``chosen`` candidate, whose configuration is :attr:`config`); else None."""
@@ -111,9 +113,20 @@ class LearnResult:
         return str(self.solver_result.get("status"))
 
     @property
+    def stopped_in(self) -> str | None:
+        """What a stop request (Ctrl-C, SIGTERM) ended: ``"solve"`` (the DAG is the best found so
+        far, not cached), ``"bootstrap"`` (the network is learned, the bootstrap unfinished:
+        :attr:`bootstrap` is a :class:`pipeline.apps.bootstrap.UnfinishedBootstrap`), or ``None``."""
+        if "solve" in self.artifacts and self.artifacts["solve"].completion == INTERRUPTED:
+            return "solve"
+        if isinstance(self.bootstrap, UnfinishedBootstrap):
+            return "bootstrap"
+        return None
+
+    @property
     def interrupted(self) -> bool:
-        """Whether a stop request ended the solve: the DAG is the best found so far, not cached."""
-        return "solve" in self.artifacts and self.artifacts["solve"].completion == INTERRUPTED
+        """Whether a stop request ended the run (see :attr:`stopped_in`)."""
+        return self.stopped_in is not None
 
     @property
     def trajectory(self) -> list[tuple[float, float | None, float | None]]:
@@ -213,7 +226,7 @@ class LearnResult:
         extra = tuple(x.write for x in (self.selection, self.bootstrap) if x is not None)
         with reporting(progress) as report:
             return write_outputs(Path(output_dir), self.config, self.artifacts, cpt_method=cpt,
-                                 extra_writers=extra, report=report)
+                                 extra_writers=extra, report=report, interrupted=self.stopped_in)
 
     def write_scores(self, path: str | Path) -> Path:
         """Export the scores stage's table as a ``.jkl`` file (GOBNILP / BLIP format; by name when

@@ -15,7 +15,8 @@
 
 An interrupted solve (Ctrl-C, SIGTERM) writes the same folder from its best DAG, with status
 ``interrupted`` and the bound and gap it reached in ``result.json``; its ``completion`` says
-whether the solve was ``final``, ``limited`` or ``interrupted``.
+whether the solve was ``final``, ``limited`` or ``interrupted``, its ``interrupted`` what a stop
+request ended (``solve``, ``bootstrap``: the network learned, the bootstrap unfinished) or null.
 
 The folder is written atomically (:func:`pipeline.core.atomic.staged_folder`): every file goes into a
 temporary sibling folder that replaces the output folder only when all are written, so a full
@@ -55,12 +56,15 @@ def output_folder(base: Path, cfg: RunConfig, artifacts: Mapping[str, Artifact],
     return base / f"{cfg.source_name}-{artifacts['solve'].key[:10]}{suffix}"
 
 
-def result_record(cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method: str = "bayes") -> dict[str, Any]:
-    """Everything about a run as one JSON-serialisable dict."""
+def result_record(cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method: str = "bayes",
+                  interrupted: str | None = None) -> dict[str, Any]:
+    """Everything about a run as one JSON-serialisable dict; ``interrupted``: what a stop request
+    ended (``"solve"``, ``"bootstrap"``), if anything."""
     return {
         "config": cfg.as_dict(),
         "cpt": cpt_method,
         "completion": artifacts["solve"].completion,
+        "interrupted": interrupted,
         "result": artifacts["solve"].meta["result"],
         "budget": budget_record(cfg, artifacts),
         "stages": {
@@ -73,13 +77,15 @@ def result_record(cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method:
 def write_outputs(
     base: Path, cfg: RunConfig, artifacts: Mapping[str, Artifact], cpt_method: str = "bayes",
     extra_writers: Sequence[Callable[[Path], None]] = (), report: Callback | None = None,
+    interrupted: str | None = None,
 ) -> Path:
     """Write the learned network's files atomically; returns the folder.
 
     CPTs are fitted by ``cpt_method``: ``"bayes"`` (BDeu-consistent Dirichlet prior with the
     run's equivalent sample size) or ``"mle"`` (maximum likelihood). Each of ``extra_writers``
     is called with the staging folder and may add files to it. ``report`` receives the progress
-    records of slow drawings (:func:`pipeline.apps.pictures.write_pictures`).
+    records of slow drawings (:func:`pipeline.apps.pictures.write_pictures`). ``interrupted``:
+    what a stop request ended, for ``result.json`` (:func:`result_record`).
     """
     folder = output_folder(base, cfg, artifacts, cpt_method)
     dag = dag_of(artifacts["solve"])
@@ -117,7 +123,7 @@ def write_outputs(
             _convergence(staging, cfg, artifacts["solve"].meta["result"])
         for writer in extra_writers:
             writer(staging)
-        record = result_record(cfg, artifacts, cpt_method)
+        record = result_record(cfg, artifacts, cpt_method, interrupted)
         put("result.json", lambda p: p.write_text(json.dumps(record, indent=1, default=str)))
     logger.info("wrote %s", folder)
     return folder

@@ -11,13 +11,18 @@ is a setting, not a choice made knowing the true network.
 
 Each training set is a data artifact keyed by the data's key, the fold count, the seed and the
 fold, so its restriction, scores and solve are cached like any run's; the folds run in this
-process, in a local pool of worker processes, or on Dask, with the same result.
+process, in a local pool of worker processes, or on Dask, with the same result. A stop request
+(Ctrl-C, SIGTERM) ends the cross-validation between networks (those running stop at their safe
+points) with :class:`pipeline.core.stopping.StageStopped` saying how many were learned; each is
+cached, so the same command goes on from them. The run's network is learned only after the
+choice, so a stopped selection has none to give.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,13 +32,15 @@ import pandas as pd
 
 from bayesnet.dataset import Dataset
 from bayesnet.fitting import fit_cpts, log_likelihood
+from hybridbn.interrupt import stop_requested
 from hybridbn.progress import Callback, TaskCount
 from pipeline.core.cache import Artifact, StageCache
 from pipeline.core.config import RunConfig, candidate_configs
 from pipeline.core.declarations import ConfigError
-from pipeline.core.executors import map_tasks
+from pipeline.core.executors import STOPPED, map_tasks
 from pipeline.core.kernels import ensure_compiled
 from pipeline.core.stages import STAGES, dag_of, dataset_of, model_stages, run_stages
+from pipeline.core.stopping import StageStopped
 
 logger = logging.getLogger(__name__)
 
@@ -134,16 +141,25 @@ def run_selection(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     :class:`pipeline.core.executors.DaskExecutor`, else a local pool of ``jobs`` processes, this
     process when 1) and return the held-out log-likelihoods and the chosen configuration.
     ``report`` receives a progress record (stage ``selection``, ``networks`` learned of all: one
-    per candidate and fold) as each is learned."""
+    per candidate and fold) as each is learned. A stop request raises
+    :class:`pipeline.core.stopping.StageStopped` (stage ``selection``)."""
     labels, configs = zip(*candidate_configs(cfg))
     n_rows = len(data.frames["data"])
     fold_of_rows(n_rows, cfg.folds, cfg.seed)  # too many folds fails before any learning
     root = str(cache.root.resolve())
     tasks = [(c, root, cache.enabled, data, cfg.folds, k) for c in configs for k in range(cfg.folds)]
-    if executor is None and jobs > 1:  # compiled here, loaded by the workers
-        ensure_compiled(*configs, run_stages=run_stages)
-    count = TaskCount(report, "selection", cfg.solver, len(tasks), "networks")
-    results = map_tasks(held_out_fold, tasks, jobs, executor, count.done)
+    count = None
+    try:
+        if executor is None and jobs > 1:  # compiled here, loaded by the workers
+            ensure_compiled(*configs, run_stages=run_stages)
+        count = TaskCount(report, "selection", cfg.solver, len(tasks), "networks")
+        results = map_tasks(held_out_fold, tasks, jobs, executor, count.done)
+    except STOPPED:
+        if count is not None:
+            count.end("interrupted")
+        done = 0 if count is None else count.count
+        raise StageStopped("selection", stop_requested() or signal.SIGINT,
+                           during=f"the selection ({done} of {len(tasks)} networks learned)") from None
     values = np.array([value for value, _ in results]).reshape(len(configs), cfg.folds)
     statuses = [[status for _, status in results[c * cfg.folds:(c + 1) * cfg.folds]] for c in range(len(configs))]
     chosen = int(np.argmax(values.sum(axis=1)))

@@ -4,6 +4,12 @@ Both run the same picklable job function and yield results as jobs finish, so a 
 unchanged on a laptop (``--jobs N``), on a running Dask scheduler (``--scheduler ADDRESS``) or on
 a batch cluster through dask-jobqueue (``--cluster slurm|pbs``). Dask and dask-jobqueue are
 imported only when asked for, with a clear error when missing.
+
+A stop request (Ctrl-C, SIGTERM: :mod:`hybridbn.interrupt`) stops the local pool between jobs:
+no job starts after it (each is yielded with :class:`pipeline.core.stopping.StageStopped`, stage
+``"tasks"``, so that every job has its outcome), and the jobs running in the workers, which take
+their parent's stop requests as their own, end at their safe points (a solve with its best DAG)
+and are yielded as usual; a second signal kills the workers.
 """
 
 from __future__ import annotations
@@ -21,12 +27,22 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
 
+from hybridbn import interrupt
 from hybridbn.errors import HybridBNError
+from pipeline.core.cache import StageInterrupted
+from pipeline.core.stopping import StageStopped
 
 logger = logging.getLogger(__name__)
 
 #: (index into the argument list, result or None, exception or None)
 Outcome = tuple[int, Any, BaseException | None]
+
+STOPPED = (StageStopped, StageInterrupted)
+"""The exceptions of a job that a stop request ended at one of its safe points: the outcome of a
+stopped job, not a failure."""
+
+STOP_POLL = 0.2
+"""Seconds between two looks of the local pool at the stop request while its jobs run."""
 
 
 class ExecutorError(HybridBNError, RuntimeError):
@@ -67,15 +83,49 @@ def die_with_parent() -> None:
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
 
-def _worker_pool(jobs: int) -> ProcessPoolExecutor:
-    """A process pool whose workers die with this process (even after ``kill -9``).
+def start_worker(stop) -> None:
+    """Pool initializer: end this worker with its parent (:func:`die_with_parent`), and take the
+    parent's stop requests (``stop``: a shared signal number, 0 while there is none) and its own
+    SIGINT and SIGTERM as stop requests of the job it runs (:func:`hybridbn.interrupt.follow`)."""
+    die_with_parent()
+    interrupt.follow(lambda: stop.value or None)
+
+
+_SPAWN = multiprocessing.get_context("spawn")
+
+
+def _worker_pool(jobs: int, stop) -> ProcessPoolExecutor:
+    """A process pool whose workers die with this process (even after ``kill -9``) and follow its
+    stop requests through ``stop`` (:func:`start_worker`).
 
     Workers are started fresh (``spawn``), not forked: a process that has run numba's parallel
     kernels holds a GNU OpenMP runtime, and a forked child of it aborts ("fork() called from a
     process already using GNU OpenMP").
     """
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=die_with_parent)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=_SPAWN, initializer=start_worker, initargs=(stop,))
+
+
+def _not_started(signum: int | None) -> StageStopped:
+    """The outcome of a job that a stop request kept from starting."""
+    return StageStopped("tasks", signum or signal.SIGINT)
+
+
+def _in_this_process(fn: Callable[..., Any], arg_list: Sequence[tuple]) -> Iterator[Outcome]:
+    """The jobs one after the other in this process; none starts after a stop request or a job
+    that one stopped."""
+    stopped = False
+    for i, args in enumerate(arg_list):
+        signum = interrupt.stop_requested()
+        if stopped or signum is not None:
+            yield i, None, _not_started(signum)
+            continue
+        try:
+            yield i, fn(*args), None
+        except STOPPED as exc:
+            stopped = True
+            yield i, None, exc
+        except Exception as exc:  # recorded by the caller; the grid goes on
+            yield i, None, exc
 
 
 class LocalExecutor:
@@ -86,50 +136,72 @@ class LocalExecutor:
     At most ``jobs`` jobs are in flight.  A worker that dies breaks the whole pool; the jobs that
     were in flight are then run again one at a time in a fresh pool, so the job that killed its
     worker is recorded as failed (:class:`WorkerDied`) and every other job still runs.
+    After a stop request no job starts, the workers are told to stop and the running jobs are
+    yielded as they end (see the module docstring); an exception here (a second signal) kills them.
     """
 
     def __init__(self, jobs: int = 1):
         self.jobs = max(1, int(jobs))
         self._pool: ProcessPoolExecutor | None = None
+        self._stop = _SPAWN.RawValue("i", 0) if self.jobs > 1 else None  # the workers' stop request
+
+    def _stopping(self) -> bool:
+        """Whether a stop was requested; the workers are told so."""
+        signum = interrupt.stop_requested()
+        if signum is not None:
+            self._stop.value = signum
+        return signum is not None
 
     def map_unordered(self, fn: Callable[..., Any], arg_list: Sequence[tuple]) -> Iterator[Outcome]:
         if self.jobs == 1:
-            for i, args in enumerate(arg_list):
-                try:
-                    yield i, fn(*args), None
-                except Exception as exc:  # recorded by the caller; the grid goes on
-                    yield i, None, exc
+            yield from _in_this_process(fn, arg_list)
             return
         todo = deque(enumerate(arg_list))
         alone: deque[tuple[int, tuple]] = deque()  # in flight when a worker died: one at a time
         running: dict[Future, tuple[int, tuple]] = {}
-        self._pool = _worker_pool(self.jobs)
-        while todo or alone or running:
-            source, limit = (alone, 1) if alone else (todo, self.jobs)
-            while source and len(running) < limit:
-                i, args = source.popleft()
-                running[self._pool.submit(fn, *args)] = (i, args)
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            if any(isinstance(fut.exception(), BrokenProcessPool) for fut in done):
-                broken = sorted(running.values())
-                running.clear()
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = _worker_pool(self.jobs)
-                if len(broken) == 1:
-                    yield broken[0][0], None, WorkerDied(
-                        "the worker process running this job died (killed, out of memory, or a crash "
-                        "in compiled code)")
-                else:
-                    logger.warning("a worker process died; re-running its %d jobs one at a time", len(broken))
-                    alone.extend(broken)
-                continue
-            for fut in done:
-                i, _ = running.pop(fut)
-                exc = fut.exception()
-                yield i, (None if exc else fut.result()), exc
+        self._pool = _worker_pool(self.jobs, self._stop)
+        try:
+            while todo or alone or running:
+                if self._stopping():
+                    for i, _ in [*alone, *todo]:
+                        yield i, None, _not_started(interrupt.stop_requested())
+                    alone.clear()
+                    todo.clear()
+                source, limit = (alone, 1) if alone else (todo, self.jobs)
+                while source and len(running) < limit:
+                    i, args = source.popleft()
+                    running[self._pool.submit(fn, *args)] = (i, args)
+                if not running:
+                    continue
+                done, _ = wait(running, timeout=STOP_POLL, return_when=FIRST_COMPLETED)
+                if any(isinstance(fut.exception(), BrokenProcessPool) for fut in done):
+                    broken = sorted(running.values())
+                    running.clear()
+                    self._pool.shutdown(wait=False, cancel_futures=True)
+                    self._pool = _worker_pool(self.jobs, self._stop)
+                    if len(broken) == 1 or interrupt.stop_requested() is not None:
+                        for i, _ in broken:
+                            yield i, None, WorkerDied(
+                                "the worker process running this job died (killed, out of memory, or a crash "
+                                "in compiled code)")
+                    else:
+                        logger.warning("a worker process died; re-running its %d jobs one at a time", len(broken))
+                        alone.extend(broken)
+                    continue
+                for fut in done:
+                    i, _ = running.pop(fut)
+                    exc = fut.exception()
+                    yield i, (None if exc else fut.result()), exc
+        except BaseException:
+            self.close(cancel=True)
+            raise
 
     def close(self, cancel: bool = False) -> None:
+        """Shut the pool down: wait for the running jobs, or with ``cancel`` kill their workers."""
         if self._pool is not None:
+            if cancel:
+                for process in list((self._pool._processes or {}).values()):  # no public way
+                    process.kill()
             self._pool.shutdown(wait=not cancel, cancel_futures=cancel)
             self._pool = None
 
@@ -138,21 +210,30 @@ def map_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], jobs: int = 1, exe
               on_done: Callable[[], Any] | None = None) -> list[Any]:
     """``fn(*task)`` for every task, in task order: on ``executor`` (left open), else in a local
     pool of ``jobs`` processes (this process when 1; none started for no task). The first
-    failure is raised; ``on_done`` is called as each task finishes (a progress bar's update)."""
+    failure is raised; ``on_done`` is called as each task finishes (a progress bar's update).
+    A stop request ends it, once the running tasks have stopped at their safe points or finished,
+    with :class:`StageStopped` (stage ``"tasks"``: the caller names its own); the tasks finished
+    have had their ``on_done``."""
     results: list[Any] = [None] * len(tasks)
     if not tasks:
         return results
     local = LocalExecutor(jobs) if executor is None else None
+    stopped = False
     try:
         for i, result, exc in (executor or local).map_unordered(fn, tasks):
-            if exc is not None:
+            if isinstance(exc, STOPPED):
+                stopped = True
+            elif exc is not None:
                 raise exc
-            results[i] = result
-            if on_done is not None:
-                on_done()
+            else:
+                results[i] = result
+                if on_done is not None:
+                    on_done()
     finally:
         if local is not None:
             local.close()
+    if stopped:
+        raise StageStopped("tasks", interrupt.stop_requested() or signal.SIGINT)
     return results
 
 

@@ -11,7 +11,9 @@ table's, the solver's (on a bundled score table, so that they need no score kern
 core; numba's cache on disk is shared, so the run and its bootstrap or selection workers then
 load them. Each group's line is printed as it ends, then the total; the stamp records the groups,
 so later processes read one small file and go on, and a run of another kind compiles only the
-groups it adds.
+groups it adds. A stop request (Ctrl-C, SIGTERM: :mod:`hybridbn.interrupt`) ends the warm-ups:
+their processes are killed (one in this process stops at its stages' next safe point) and the
+run stops with :class:`CompileStopped`; the stamp keeps the groups that finished before it.
 
 On alarm (CPU seconds of each group, in its own process): the score table's 21 (the enumeration
 kernel ``scores.candidates.child_kernel`` alone 10), the restriction's 12, the ILP's 6, so two
@@ -27,21 +29,24 @@ import logging
 import multiprocessing
 import os
 import pickle
+import signal
 import subprocess
 import sys
+import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Callable, Iterator
 
 from constraints.methods import RESTRICTION, TEST
+from hybridbn.interrupt import stop_requested
 from hybridbn.options import defaults
 from ilp.methods import WITHIN_BAGS
 from pipeline.core.cache import StageCache
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import BUDGET, KNOWLEDGE, SOURCES, TABLE_SOLVERS
+from pipeline.core.stopping import StageStopped, check_stop
 from search.methods import HILL_CLIMBERS
 
 logger = logging.getLogger(__name__)
@@ -154,26 +159,52 @@ def ensure_compiled(*configs: RunConfig, run_stages: RunStages, n_jobs: int = 1)
           f"{'es' if processes > 1 else ''} (first run only: they are cached for later runs)...",
           file=sys.stderr, flush=True)
     start = time.perf_counter()
-    done = compile_groups(missing, run_stages, processes)
+    try:
+        done = compile_groups(missing, run_stages, processes)
+    except CompileStopped as stopped:  # the stamp keeps the groups finished before the stop
+        if stopped.done:
+            _write(path, {"key": key, "compiled": sorted({*compiled, *stopped.done})})
+        raise
     print(f"kernels compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
     _write(path, {"key": key, "compiled": sorted({*compiled, *done})})
+
+
+COMPILE = "the first-run compilation of the numba kernels"
+"""What a stop request interrupts in :func:`ensure_compiled` (the one line of a stopped run)."""
+
+
+class CompileStopped(StageStopped):
+    """A stop request (signal ``signum``) ended the warm-ups; ``done``: the groups finished before."""
+
+    def __init__(self, signum: int, done: list[str]):
+        super().__init__("compile", signum, during=COMPILE)
+        self.done = list(done)
+
+    def __reduce__(self):
+        return type(self), (self.signum, self.done)
 
 
 def compile_groups(groups: list[KernelGroup], run_stages: RunStages, processes: int = 1) -> list[str]:
     """Run the warm-ups of ``groups`` by ``run_stages`` in this process (``processes == 1``) or in
     up to ``processes`` fresh Python processes at once, handed out in order as they free; print
     each group's time as it ends and return their keys (a failed warm-up is left to the real run,
-    which compiles what it lacks).
+    which compiles what it lacks). A stop request raises :class:`CompileStopped` (see the module
+    docstring).
 
     The processes are new interpreters (``python -c``), not ``multiprocessing`` children, which
     would import the caller's ``__main__`` again: a script calling :func:`hybridbn.learn` without
     an ``if __name__ == "__main__"`` guard would run twice."""
-    for group, seconds, failure in _outcomes(groups, run_stages, processes):
-        if failure is None:
-            print(f"  {group.key}: {seconds:.1f} s", file=sys.stderr, flush=True)
-        else:
-            logger.debug("kernel warm-up %s stopped: %s", group.key, failure)
-    return [group.key for group in groups]
+    done: list[str] = []
+    try:
+        for group, seconds, failure in _outcomes(groups, run_stages, processes):
+            if failure is None:
+                print(f"  {group.key}: {seconds:.1f} s", file=sys.stderr, flush=True)
+            else:
+                logger.debug("kernel warm-up %s stopped: %s", group.key, failure)
+            done.append(group.key)
+    except StageStopped as stopped:
+        raise CompileStopped(stopped.signum, done) from None
+    return done
 
 
 Outcome = tuple[KernelGroup, float, str | None]
@@ -181,21 +212,39 @@ Outcome = tuple[KernelGroup, float, str | None]
 
 
 def _outcomes(groups: list[KernelGroup], run_stages: RunStages, processes: int) -> Iterator[Outcome]:
-    """Each group's :data:`Outcome` as it ends."""
+    """Each group's :data:`Outcome` as it ends; on a stop request :class:`StageStopped` (the
+    processes still running killed)."""
     if processes == 1:
         for group in groups:
             yield _run_here(group, run_stages)
         return
-    with ThreadPoolExecutor(processes) as pool:  # each thread waits on one process
-        for future in as_completed([pool.submit(_run_apart, group) for group in groups]):
-            yield future.result()
+    waiting = list(groups)
+    running: list[_WarmUp] = []
+    try:
+        while waiting or running:
+            while waiting and len(running) < processes:
+                running.append(_WarmUp(waiting.pop(0)))
+            check_stop("compile")
+            for warm_up in [w for w in running if w.process.poll() is not None]:
+                running.remove(warm_up)
+                yield warm_up.outcome()
+            time.sleep(POLL)
+    finally:
+        for warm_up in running:
+            warm_up.kill()
+
+
+POLL = 0.1
+"""Seconds between two looks at the warm-up processes (and at the stop request)."""
 
 
 def _run_here(group: KernelGroup, run_stages: RunStages) -> Outcome:
-    """The group's warm-up in this process."""
+    """The group's warm-up in this process; a stop request stops it at its stages' next safe point."""
     start = time.perf_counter()
     try:
         _compile_group(group, run_stages)
+    except KeyboardInterrupt:  # a stop in the warm-up's own stages (not the run's) or a second signal
+        raise StageStopped("compile", stop_requested() or signal.SIGINT) from None
     except Exception as exc:  # noqa: BLE001 - the real run reports its own errors
         return group, time.perf_counter() - start, str(exc)
     return group, time.perf_counter() - start, None
@@ -208,13 +257,31 @@ _CHILD = ("import pickle, sys; sys.path[:] = pickle.load(sys.stdin.buffer); "
 driver (it finds this package where this process does, whatever the folder it starts in holds)."""
 
 
-def _run_apart(group: KernelGroup) -> Outcome:
-    """The group's warm-up in a new Python process."""
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _CHILD], input=pickle.dumps(sys.path) + pickle.dumps(group),
-                          capture_output=True)
-    failure = None if done.returncode == 0 else done.stderr.decode(errors="replace").strip()[-500:]
-    return group, time.perf_counter() - start, failure
+class _WarmUp:
+    """The group's warm-up in a new Python process, in a session of its own (a Ctrl-C in the
+    terminal reaches this process only, which kills it); its stderr in a temporary file."""
+
+    def __init__(self, group: KernelGroup):
+        self.group = group
+        self.start = time.perf_counter()
+        self.stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
+                                        stdout=subprocess.DEVNULL, stderr=self.stderr, start_new_session=True)
+        self.process.stdin.write(pickle.dumps(sys.path) + pickle.dumps(group))
+        self.process.stdin.close()
+
+    def outcome(self) -> Outcome:
+        self.stderr.seek(0)
+        failure = None
+        if self.process.returncode != 0:
+            failure = self.stderr.read().decode(errors="replace").strip()[-500:]
+        self.stderr.close()
+        return self.group, time.perf_counter() - self.start, failure
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self.stderr.close()
 
 
 def compile_stdin(run_stages: RunStages) -> None:

@@ -63,7 +63,7 @@ from search.methods import SOLVER
 logger = logging.getLogger(__name__)
 
 # restrict 2: a conditional CI test with zero degrees of freedom is undecided (dependent), issue 19
-VERSIONS = {"data": "1", "restrict": "2", "scores": "1", "solve": "1", "evaluate": "1"}
+VERSIONS = {"data": "1", "restrict": "3", "scores": "1", "solve": "1", "evaluate": "1"}
 
 
 def _compiled(cfg: RunConfig, n_jobs: int = 1) -> None:
@@ -96,7 +96,8 @@ def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = N
             params.update(network=network_ref, sha256=file_sha256(network_ref))
 
         def compute():
-            dataset = forward_sample(load_network(network_ref), cfg.rows, cfg.seed)
+            dataset = forward_sample(load_network(network_ref), cfg.rows, cfg.seed,
+                                     checkpoint=lambda: check_stop("data"))
             return {"data": dataset.to_frame()}, _data_meta(dataset, network_ref)
 
     else:

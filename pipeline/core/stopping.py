@@ -25,15 +25,17 @@ from hybridbn.interrupt import catching, stop_requested
 
 class StageStopped(KeyboardInterrupt):
     """A stop request (signal ``signum``) ended the run in ``stage``, where no solver could return a
-    result; the stages finished before are cached."""
+    result; the stages finished before are cached. ``during`` names what it interrupted (default
+    ``"the <stage> stage"``)."""
 
-    def __init__(self, stage: str, signum: int):
-        super().__init__(f"interrupted during the {stage} stage: finished stages are cached; rerun to resume")
+    def __init__(self, stage: str, signum: int, during: str | None = None):
         self.stage = stage
         self.signum = int(signum)
+        self.during = f"the {stage} stage" if during is None else during
+        super().__init__(f"interrupted during {self.during}: finished stages are cached; rerun to resume")
 
     def __reduce__(self):  # crosses process boundaries (pool workers) like any exception
-        return type(self), (self.stage, self.signum)
+        return type(self), (self.stage, self.signum, self.during)
 
 
 def check_stop(stage: str) -> None:
