@@ -186,10 +186,12 @@ def bnlearn(algorithm: str) -> Callable[[Sample], np.ndarray]:
             varying = [name for name in sample.frame.columns if sample.frame[name].nunique() > 1]
             sample.frame[varying].to_csv(data, index=False)
             call = BNLEARN_CALLS[algorithm].format(alpha=ALPHA)
+            # na.strings: a state named "NA" (pathfinder has them) is a state, not a missing value
             script = (f"suppressMessages(library(bnlearn)); d <- read.csv('{data}', colClasses = 'factor', "
-                      f"check.names = FALSE); g <- {call}; write.csv(arcs(g), '{arcs}', row.names = FALSE)")
+                      f"check.names = FALSE, na.strings = character(0)); g <- {call}; "
+                      f"write.csv(arcs(g), '{arcs}', row.names = FALSE)")
             subprocess.run(["Rscript", "-e", script], check=True, capture_output=True)
-            found = pd.read_csv(arcs, dtype=str)
+            found = pd.read_csv(arcs, dtype=str, keep_default_na=False)
         index = {name: k for k, name in enumerate(sample.names)}
         return pdag_from_edges(len(index), [(index[u], index[v]) for u, v in zip(found["from"], found["to"])])
 
