@@ -197,6 +197,8 @@ def test_memory_limit_stops_the_ilp_like_a_time_limit(tmp_path):
     options = {"rows": 500, "method": "none", "cache_dir": tmp_path}
     capped = hybridbn.learn("alarm", memory_limit=1, **options)
     assert capped.status == "memlimit" and capped.bound is None and is_acyclic(capped.adjacency)
+    assert capped.solver_result["local_search"]["start_objective"] <= capped.objective  # polished from there
+    assert "tabu search from the incumbent" in capped.summary()
     assert hybridbn.learn("alarm", memory_limit=1, **options).cached["solve"]
     assert hybridbn.learn("alarm", memory_limit=1, treewidth=3, **options).status == "memlimit"
     full = hybridbn.learn("alarm", **options)

@@ -127,8 +127,13 @@ def stage_details(stage: str, art: Artifact) -> str:
     if stage == "solve":
         r = m["result"]
         against = f" to the {r['bound']} bound" if r.get("bound") and r.get("gap") is not None else ""
+        if r.get("exact") and r.get("gap") is not None:  # a climb beside the ILP on its table
+            against = (" below the ILP's proven optimum" if r["exact"]["status"] == "optimal"
+                       else " to the ILP's bound")
         text = f"objective {_num(r.get('objective'))}, gap {_pct(r.get('gap'))}{against}, status {r.get('status')}"
         extras = [f"{r[k]} {label}" for k, label in SOLVE_EXTRAS if r.get(k) is not None]
+        if r.get("local_search"):
+            extras.append(local_search_phrase(r["local_search"]))
         return text + ("; " + ", ".join(extras) if extras else "")
     if stage == "evaluate":
         if m.get("truth") is None:
@@ -140,6 +145,13 @@ def stage_details(stage: str, art: Artifact) -> str:
 #: solver-specific counters shown after the objective (key in the result, label)
 SOLVE_EXTRAS = (("n_score_evaluations", "local scores evaluated"), ("n_orders", "orders explored"),
                 ("n_iterations", "arc moves"), ("n_restarts", "restarts"))
+
+
+def local_search_phrase(ls: Mapping[str, Any]) -> str:
+    """What the tabu search from a stopped ILP's incumbent found (:func:`ilp.methods.polish_incumbent`)."""
+    found = (f"raised it by {ls['objective'] - ls['start_objective']:.6g} (kept)" if ls["adopted"]
+             else "found no better DAG")
+    return f"{ls['solver']} search from the incumbent {found} in {ls['seconds']:.1f} s, {ls['n_iterations']} arc moves"
 
 
 def evaluation_phrase(m: Mapping[str, Any]) -> str:

@@ -94,7 +94,8 @@ def kernel_groups(cfg: RunConfig, n_jobs: int = 1) -> list[KernelGroup]:
     variables): the score table without restriction at 2 parents; the restriction (on asia's 500
     rows for the cops, slow on alarm), also on ``n_jobs`` threads when above 1 (the threaded
     variants of the CI kernels, which numba caches apart); the table solvers on
-    :data:`WARM_UP_TABLE`, GES and SGES on alarm's data as the score table's group."""
+    :data:`WARM_UP_TABLE`, GES and SGES on alarm's data as the score table's group; the tabu
+    search too where the exact ILP may stop at a limit (:func:`may_polish`)."""
     climbing = {"restart": max(cfg.restart, 1), "max_iter": None} if cfg.solver in HILL_CLIMBERS else {}
     alarm = replace(cfg, **{**defaults(RESET), "network": "alarm"}, **climbing,
                     time_limit=WARM_UP_ILP_LIMIT if cfg.solver == "ilp" else 2.0,
@@ -114,11 +115,22 @@ def kernel_groups(cfg: RunConfig, n_jobs: int = 1) -> list[KernelGroup]:
         if n_jobs != 1 and tests:
             groups.append(KernelGroup(f"{kinds}/threads", restrict, "restrict", n_jobs))
     solver = f"solver/{cfg.solver}" + ("/treewidth" if cfg.treewidth is not None else "")
+    on_table = replace(alarm, network=None, scores=str(WARM_UP_TABLE))
     if cfg.solver in TABLE_SOLVERS:
-        groups.append(KernelGroup(solver, replace(alarm, network=None, scores=str(WARM_UP_TABLE)), "solve"))
+        groups.append(KernelGroup(solver, on_table, "solve"))
     else:  # GES, SGES score the data themselves
         groups.append(KernelGroup(solver, unrestricted, "solve"))
+    if may_polish(cfg):
+        groups.append(KernelGroup("solver/tabu", replace(on_table, solver="tabu", time_limit=2.0, restart=1,
+                                                         max_iter=None), "solve"))
     return groups
+
+
+def may_polish(cfg: RunConfig) -> bool:
+    """Whether ``cfg``'s exact ILP may stop at a limit and hand its incumbent to the tabu search
+    (:func:`ilp.methods.polish_incumbent`), whose kernels then compile with the run's."""
+    limited = cfg.time_limit is not None or cfg.memory_limit is not None or cfg.budget is not None
+    return cfg.solver == "ilp" and cfg.treewidth is None and limited
 
 
 _checked: set[str] = set()  # groups checked in this process

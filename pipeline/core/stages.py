@@ -45,6 +45,7 @@ from hybridbn.options import Choice, Param, Use
 from hybridbn.progress import Callback
 from hybridbn.solving import SolveInputs, json_ready
 from pipeline.core import incumbent
+from pipeline.core.exact_bound import exact_bound_slot
 from pipeline.core.budget import budget_left, restrict_limit, scores_limit, solve_config
 from pipeline.core.cache import FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted, file_sha256
 from pipeline.core.config import RunConfig
@@ -63,7 +64,7 @@ from search.methods import SOLVER
 logger = logging.getLogger(__name__)
 
 # restrict 2: a conditional CI test with zero degrees of freedom is undecided (dependent), issue 19
-VERSIONS = {"data": "1", "restrict": "3", "scores": "1", "solve": "1", "evaluate": "1"}
+VERSIONS = {"data": "1", "restrict": "3", "scores": "1", "solve": "2", "evaluate": "1"}
 
 
 def _compiled(cfg: RunConfig, n_jobs: int = 1) -> None:
@@ -475,7 +476,8 @@ def solve_stage(
     the result claims no bound (:func:`cut_table_result`). ``report`` receives the solver's progress
     records (:mod:`hybridbn.progress`). A solver stopped by a stop request (:mod:`hybridbn.interrupt`)
     returns its best DAG with status ``interrupted`` (its own word kept as ``solver_status``), raised
-    as :class:`StageInterrupted`, never cached.
+    as :class:`StageInterrupted`, never cached. The ILP leaves its bound on the table, against which
+    hill climbing and tabu search on it report their gap (:mod:`pipeline.core.exact_bound`).
     """
     params = solve_params(cfg)
     names = variable_names({"data": data} if data is not None else {"scores": scores})
@@ -518,8 +520,15 @@ def solve_stage(
             resume.offer(solution.parent_sets, solution.summary)
         return {"parents": frame}, meta
 
-    return cache.get_or_compute("solve", VERSIONS["solve"], params, keys, compute,
-                                lambda: _compiled(cfg), solve_completion)
+    solve = cache.get_or_compute("solve", VERSIONS["solve"], params, keys, compute,
+                                 lambda: _compiled(cfg), solve_completion)
+    bound = exact_bound_slot(cache, cfg, _with_knowledge({}, cfg), scores)
+    if bound is None:
+        return solve
+    if cfg.solver == "ilp":
+        bound.offer(solve.meta["result"])
+        return solve
+    return bound.annotate(solve)
 
 
 def dag_of(art: Artifact) -> np.ndarray:

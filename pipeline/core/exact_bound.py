@@ -1,0 +1,82 @@
+"""The exact ILP's bound on a score table, kept for the heuristics that climb the same table.
+
+Every exact solve of a score table (the ILP without a treewidth bound or the cops bags, on a
+table the budget did not cut) records its dual bound, its best objective and its status in the
+stage cache, keyed by the table and the expert knowledge, whatever its time limit: the tightest
+bound and the best objective seen are kept. Hill climbing and tabu search on that table then
+report their score against this bound (``"bound": "ILP"``) instead of the trivial best-families
+bound of :func:`search.methods.best_families_bound`: where the ILP proved its optimum, the gap
+is the climb's distance from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping
+
+from pipeline.core.cache import Artifact, StageCache, stage_key
+from pipeline.core.config import RunConfig
+from search.methods import HILL_CLIMBERS
+
+STAGE = "exact_bound"
+VERSION = "1"
+
+
+def applies(cfg: RunConfig) -> bool:
+    """Whether ``cfg``'s solve is over every DAG of its table (no treewidth bound, no cops bags):
+    only then does the ILP's bound bound the climbs, and do the climbs meet the ILP's problem."""
+    return cfg.treewidth is None and not cfg.within_bags
+
+
+class ExactBound:
+    """The bound slot of one score table (its stage key) under the run's knowledge (``params``)."""
+
+    def __init__(self, cache: StageCache, params: Mapping[str, Any], scores_key: str):
+        self.cache = cache
+        self.params = dict(params)
+        self.inputs = {"scores": scores_key}
+        self.key = stage_key(STAGE, VERSION, self.params, self.inputs)
+
+    def load(self) -> dict[str, Any] | None:
+        """``{"dual_bound", "objective", "status"}`` of the exact solves so far, or None."""
+        art = self.cache.load(STAGE, self.key)
+        return None if art is None else dict(art.meta)
+
+    def offer(self, result: Mapping[str, Any]) -> None:
+        """Keep an exact solve's ``result`` (its summary) where it tightens the bound or raises the
+        objective; a result without a bound (the budget cut the table) is ignored."""
+        if result.get("dual_bound") is None:
+            return
+        best = self.load()
+        proved = result.get("status") == "optimal"
+        entry = {"dual_bound": float(result["dual_bound"]), "objective": float(result["objective"]),
+                 "status": "optimal" if proved else "limited"}
+        if best is not None:
+            if best["status"] == "optimal" or (best["dual_bound"] <= entry["dual_bound"]
+                                               and best["objective"] >= entry["objective"]):
+                return
+            entry = {"dual_bound": min(best["dual_bound"], entry["dual_bound"]),
+                     "objective": max(best["objective"], entry["objective"]),
+                     "status": entry["status"]}
+        self.cache.store(Artifact(STAGE, self.key, {}, entry), self.params, self.inputs, VERSION)
+
+    def annotate(self, solve: Artifact) -> Artifact:
+        """A climb's ``solve`` artifact with its gap measured against the ILP's bound, and the
+        ILP's ``exact`` entry beside it, when one is known (the artifact as it is otherwise)."""
+        exact = self.load()
+        result = solve.meta["result"]
+        if exact is None or result.get("dual_bound") is None:  # no ILP yet, or a cut table
+            return solve
+        bound = exact["dual_bound"]
+        gap = max(0.0, (bound - result["objective"]) / max(abs(result["objective"]), 1e-12))
+        result = {**result, "dual_bound": bound, "bound": "ILP", "gap": gap, "exact": exact,
+                  "best_families_bound": result["dual_bound"]}
+        return replace(solve, meta={**solve.meta, "result": result})
+
+
+def exact_bound_slot(cache: StageCache, cfg: RunConfig, knowledge: Mapping[str, Any],
+                     scores: Artifact | None) -> ExactBound | None:
+    """The slot of the run's table, for the ILP (which offers to it) and the climbs (which read
+    it); None for other solvers, problems and score sources without a table."""
+    wanted = cfg.solver == "ilp" or cfg.solver in HILL_CLIMBERS
+    return ExactBound(cache, knowledge, scores.key) if scores is not None and wanted and applies(cfg) else None
