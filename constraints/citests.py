@@ -34,7 +34,9 @@ Conventions (documented decisions):
   ``y _||_ S | x`` holds too, so that the data cannot tell whether ``y`` is linked to ``x`` or to
   ``S``.  So the complement test ``y _||_ S | x`` (the same table with ``x`` as the strata) decides:
   rejected at ``alpha`` with degrees of freedom that the minimum-sample rule trusts, ``p = 1``;
-  else undecided (a copy of ``S`` leaves the complement no degrees of freedom either).  When ``y``
+  else undecided (a copy of ``S`` leaves the complement no degrees of freedom either).  A
+  variable that also determines ``S`` on at least half of the rows (a copy there, such as a
+  finding and the child whose "absent" state it pins) is undecided as well.  When ``y``
   is determined too, both complements must be rejected.  If neither variable is determined
   (strata of a row or two each), the test is undecided as well.  An undecided test follows
   ``insufficient`` (``p = 0`` by default: Tetrad likewise reports such a test as not
@@ -208,6 +210,25 @@ def _determined(counts, axis):
 
 
 @njit(cache=True)
+def _mostly_copy(counts, axis):
+    """Whether the variable on ``axis`` (1: ``x``, 2: ``y``) of a ``(q, r_x, r_y)`` table, one
+    that ``S`` determines, determines ``S`` in turn on at least half of the rows: its values seen
+    in a single stratum hold that many (a copy of ``S`` on those rows)."""
+    copied, rows = 0, 0
+    for i in range(counts.shape[axis]):
+        strata, seen = 0, 0
+        for k in range(counts.shape[0]):
+            here = counts[k, i, :].sum() if axis == 1 else counts[k, :, i].sum()
+            if here > 0:
+                strata += 1
+                seen += here
+        rows += seen
+        if strata == 1:
+            copied += seen
+    return 2 * copied >= rows
+
+
+@njit(cache=True)
 def _strata_tell_more(table, n, min_rows_per_df, zero_dof_alpha, pearson, chdtrc):
     """Whether a ``(r_d, r_o, q)`` table (strata: the values of a variable determined by ``S``;
     rows: the other variable; columns: the strata of ``S``) rejects that the other variable is
@@ -225,6 +246,8 @@ def _explained_by_strata(counts, n, min_rows_per_df, zero_dof_alpha, pearson, ch
     x_fixed, y_fixed = _determined(counts, 1), _determined(counts, 2)
     if not (x_fixed or y_fixed):  # strata too sparse to show either variable varying
         return False
+    if (x_fixed and _mostly_copy(counts, 1)) or (y_fixed and _mostly_copy(counts, 2)):
+        return False  # on most rows the data cannot tell the variable from S
     if x_fixed and not _strata_tell_more(np.transpose(counts, (1, 2, 0)), n, min_rows_per_df, zero_dof_alpha,
                                          pearson, chdtrc):
         return False

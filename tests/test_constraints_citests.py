@@ -365,6 +365,28 @@ def test_zero_dof_of_a_coarsening_is_decided_by_what_the_strata_tell_more():
     assert CITest(mediated, arities, min_rows_per_df=0)(0, 1, [2]).p_value == 1.0
 
 
+def test_zero_dof_of_a_half_copy_cannot_decide():
+    """x = (z != 0) is determined by z, and z = 0 exactly when x = 0: on the rows of x = 0 the
+    two are copies. The complement y _||_ z | x is rejected (z matters within x = 1), which
+    decides the test (p = 1) when those rows are a quarter of the data, but not when they are
+    half of it: there the data cannot tell x from z on most rows, so the test is undecided
+    (dependent by default), in CITest and in the batch kernels alike (docs/references.md)."""
+    from constraints.citest_batch import TestSettings, evaluate
+
+    ones = [4, 4, 20, 36]
+    for rows_at_zero, decided in ((40, True), (120, False)):
+        sizes = [rows_at_zero, 40, 40, 40]
+        rows = [(int(z != 0), int(k < ones[z] * size // 40), z) for z, size in enumerate(sizes) for k in range(size)]
+        data, arities = np.array(rows, dtype=np.uint8), [2, 2, 4]
+        g2, dof = _g2_given(data, 1, 2, 0)
+        assert dof == 2 and chi2.sf(g2, dof) < 1e-3  # the complement is rejected either way
+        test = CITest(data, arities)
+        res = test(0, 1, [2])
+        assert (res.p_value, res.dof) == ((1.0 if decided else 0.0), 0)
+        p, _, _ = evaluate(TestSettings(test), np.array([0]), np.array([1]), np.array([[2]]))
+        assert p[0] == res.p_value
+
+
 def test_zero_dof_of_strata_of_two_rows_each_cannot_decide():
     """With two rows per stratum (alike) every variable is determined by z. The complement tests
     reject at 0.05 but have more degrees of freedom than the minimum-sample rule trusts

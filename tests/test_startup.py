@@ -71,6 +71,32 @@ def test_kernels_compile_once_per_group_with_one_announcement(stamp_dir, capsys,
     assert "compiling" in capsys.readouterr().err and len(warmed[4][0]) == 3
 
 
+def test_edited_sources_drop_the_cached_kernels(stamp_dir, tmp_path, monkeypatch):
+    """numba rechecks only the file that defines a kernel, so a changed source file of the kernel
+    packages (size or modification time) changes the stamp's key and clears numba's cache, which
+    an unchanged installation keeps."""
+    folder, warmed = stamp_dir
+    package = tmp_path / "root" / "constraints"
+    package.mkdir(parents=True)
+    (package / "citests.py").write_text("x = 1\n")
+    monkeypatch.setattr(kernels, "ROOT", tmp_path / "root")
+    monkeypatch.setattr(kernels, "KERNEL_PACKAGES", ("constraints",))
+    cached = [folder / "constraints" / "__pycache__" / f"citest_batch.evaluate-10.py311.{kind}" for kind in ("nbi", "nbc")]
+    ensure(RunConfig(network="alarm"))
+    for path in cached:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"kernel")
+    monkeypatch.setattr(kernels, "_checked", set())
+    ensure(RunConfig(network="alarm"))  # same sources: the cache stays, nothing to compile
+    assert all(path.exists() for path in cached) and len(warmed) == 1
+    before = kernels.sources_digest()
+    (package / "citests.py").write_text("x = 22\n")  # an edited callee
+    assert kernels.sources_digest() != before
+    monkeypatch.setattr(kernels, "_checked", set())
+    ensure(RunConfig(network="alarm"))
+    assert not any(path.exists() for path in cached) and len(warmed) == 2
+
+
 def test_threaded_kernels_are_compiled_once_for_runs_on_several_threads(stamp_dir, capsys, monkeypatch):
     folder, warmed = stamp_dir
     cfg = RunConfig(network="alarm")

@@ -11,7 +11,9 @@ table's, the solver's (on a bundled score table, so that they need no score kern
 core; numba's cache on disk is shared, so the run and its bootstrap or selection workers then
 load them. Each group's line is printed as it ends, then the total; the stamp records the groups,
 so later processes read one small file and go on, and a run of another kind compiles only the
-groups it adds. A stop request (Ctrl-C, SIGTERM: :mod:`hybridbn.interrupt`) ends the warm-ups:
+groups it adds; its key holds a digest of the kernels' sources, so an edited source file clears
+numba's cache first (numba rechecks only the file that defines a kernel, not its callees in other
+files). A stop request (Ctrl-C, SIGTERM: :mod:`hybridbn.interrupt`) ends the warm-ups:
 their processes are killed (one in this process stops at its stages' next safe point) and the
 run stops with :class:`CompileStopped`; the stamp keeps the groups that finished before it.
 
@@ -24,6 +26,7 @@ a function into numba's cache at once (its index is rewritten unlocked).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import multiprocessing
@@ -143,11 +146,34 @@ def stamp_path() -> Path:
     return Path(base) / "hybridbn-kernels.json" if base else ROOT / "pipeline" / "__pycache__" / "hybridbn-kernels.json"
 
 
+KERNEL_PACKAGES = ("constraints", "hybridbn", "ilp", "scores", "search")
+"""The packages that hold numba kernels or the intrinsics they call."""
+
+
 def stamp_key() -> str:
-    """Python and numba versions and where the package lives (deleting the ``__pycache__``
-    folders, or ``$NUMBA_CACHE_DIR``, deletes the stamp with numba's cache). An edited kernel is
-    left to numba, which recompiles it silently."""
-    return f"{sys.version.split()[0]}|numba {version('numba')}|{ROOT}"
+    """Python and numba versions, where the package lives and :func:`sources_digest` (deleting
+    the ``__pycache__`` folders, or ``$NUMBA_CACHE_DIR``, deletes the stamp with numba's cache)."""
+    return f"{sys.version.split()[0]}|numba {version('numba')}|{ROOT}|{sources_digest()}"
+
+
+def sources_digest() -> str:
+    """A hash of the size and modification time of every source file of :data:`KERNEL_PACKAGES`.
+    numba checks only the file that defines a cached kernel, so a kernel whose callee in another
+    file changed (``constraints.citest_batch`` calling ``constraints.citests._p_value``) would
+    keep its old machine code; a changed digest makes :func:`ensure_compiled` drop numba's cache."""
+    entries = sorted((str(f.relative_to(ROOT)), f.stat().st_size, f.stat().st_mtime_ns)
+                     for package in KERNEL_PACKAGES for f in (ROOT / package).rglob("*.py"))
+    return hashlib.sha256(repr(entries).encode()).hexdigest()[:16]
+
+
+def drop_numba_cache() -> None:
+    """Delete numba's cached kernels (index ``.nbi`` and code ``.nbc`` files) of this installation:
+    under ``$NUMBA_CACHE_DIR``, else in the ``__pycache__`` folders of :data:`KERNEL_PACKAGES`."""
+    base = os.environ.get("NUMBA_CACHE_DIR")
+    roots = [Path(base)] if base else [ROOT / package for package in KERNEL_PACKAGES]
+    for root in roots:
+        for path in (*root.rglob("*.nbi"), *root.rglob("*.nbc")):
+            path.unlink(missing_ok=True)
 
 
 def ensure_compiled(*configs: RunConfig, run_stages: RunStages, n_jobs: int = 1) -> None:
@@ -162,6 +188,8 @@ def ensure_compiled(*configs: RunConfig, run_stages: RunStages, n_jobs: int = 1)
     _checked.update(groups)
     path, key = stamp_path(), stamp_key()
     stamp = _read(path)
+    if stamp and stamp.get("key") != key:  # edited sources or another numba: no stale kernel survives
+        drop_numba_cache()
     compiled = stamp.get("compiled", []) if stamp.get("key") == key else []
     missing = sorted((g for k, g in groups.items() if k not in compiled), key=lambda g: -g.weight)
     if not missing:
