@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from hybridbn.options import FLAG, FLOAT, INT, Method, Param
+from hybridbn.progress import progress_record
 from hybridbn.solving import Solution, SolveInputs, json_ready
 
 POLISH_SHARE = 0.1
@@ -75,8 +76,10 @@ def polish_incumbent(table, parent_sets: list[tuple[int, ...]], summary: dict[st
     often a few arc moves from a better DAG: on the munin1 and munin2 tables of
     ``docs/benchmarks.md`` the search raises it within 0.2 and 6 CPU s, past what SCIP reaches in
     600 s. Returns the better DAG and ``summary`` with ``local_search`` (the search's objective,
-    moves, seconds, status, the incumbent's ``start_objective`` and whether it was ``adopted``); an adopted DAG brings its objective,
-    gap and arc count, and a last trajectory point."""
+    moves, seconds, status, the incumbent's ``start_objective`` and whether it was ``adopted``);
+    an adopted DAG brings its objective, gap and arc count, and a last trajectory point. The
+    search's progress records go to ``inputs.progress`` (solver ``"tabu"``), then a last
+    ``"ilp"`` record with the solve's status and the DAG it returns."""
     from search.hill_climbing import tabu_search  # deferred: numba kernels, loaded only after a limit
 
     low, high = POLISH_SECONDS
@@ -88,14 +91,16 @@ def polish_incumbent(table, parent_sets: list[tuple[int, ...]], summary: dict[st
     report = {"solver": "tabu", "start_objective": summary["objective"], "objective": float(found.score),
               "n_iterations": int(found.n_iterations),
               "seconds": float(found.time_s), "status": found.status, "adopted": adopted}
-    if not adopted:
-        return parent_sets, {**summary, "local_search": report}
     dual = summary["dual_bound"]
-    gap = None if dual is None else max(0.0, (dual - found.score) / max(abs(found.score), 1e-12))
     end = (summary["trajectory"][-1][0] if summary["trajectory"] else 0.0) + found.time_s
-    return found_sets, {**summary, "objective": float(found.score), "gap": gap,
-                        "n_edges": sum(map(len, found_sets)), "local_search": report,
-                        "trajectory": [*summary["trajectory"], [end, float(found.score), dual]]}
+    if adopted:
+        gap = None if dual is None else max(0.0, (dual - found.score) / max(abs(found.score), 1e-12))
+        summary = {**summary, "objective": float(found.score), "gap": gap, "n_edges": sum(map(len, found_sets)),
+                   "trajectory": [*summary["trajectory"], [end, float(found.score), dual]]}
+    if inputs.progress is not None:  # the solve's last record: the ILP's status, the DAG it returns
+        inputs.progress(progress_record("solve", "ilp", end, limit=time_limit, primal=summary["objective"],
+                                        dual=dual, nodes=summary.get("stats", {}).get("nodes"), status=summary["status"]))
+    return (found_sets if adopted else parent_sets), {**summary, "local_search": report}
 
 
 ILP = Method("ilp", "exact ILP on SCIP (Su 2023, section 5.6)", run_ilp, (TREEWIDTH, WITHIN_BAGS, MEMORY_LIMIT))

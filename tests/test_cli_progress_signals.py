@@ -25,6 +25,7 @@ import pytest
 import hybridbn
 from hybridbn import interrupt
 from hybridbn.progress import KEYS, ProgressError
+from ilp.methods import POLISH_SECONDS
 from pipeline.apps import pictures
 
 REPO = Path(__file__).resolve().parents[1]
@@ -196,9 +197,12 @@ def test_learn_reports_records_to_a_callable_and_keeps_a_monotone_trajectory(ala
     result = hybridbn.learn("alarm", rows=5000, method="none", time_limit=2, budget=600,
                             cache_dir=copy_cache(alarm_cache, tmp_path / "cache"), progress=records.append)
     solve = [r for r in records if r["stage"] == "solve"]
-    assert solve and all(set(KEYS) <= set(r) for r in solve)
-    assert all(r["solver"] == "ilp" and r["limit"] == 2 and 0 <= r["budget_left"] <= 600 for r in solve)
-    assert solve[-1]["status"] == result.status == "timelimit"
+    assert solve and all(set(KEYS) <= set(r) for r in solve) and all(0 <= r["budget_left"] <= 600 for r in solve)
+    polish = [r for r in solve if r["solver"] == "tabu"]  # the tabu search from the stopped ILP's incumbent
+    assert polish and all(r["limit"] == POLISH_SECONDS[0] for r in polish)
+    assert all(r["solver"] == "ilp" and r["limit"] == 2 for r in solve if r["solver"] != "tabu")
+    assert solve[-1]["solver"] == "ilp" and solve[-1]["status"] == result.status == "timelimit"
+    assert solve[-1]["primal"] == pytest.approx(result.objective)
     trajectory = result.trajectory
     assert trajectory[-1][1] == pytest.approx(result.objective) and trajectory[-1][2] == pytest.approx(result.bound)
     primal = [p for _, p, _ in trajectory if p is not None]
