@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -83,7 +84,9 @@ def check_settings(specs: list[str]) -> dict[str, dict[str, object]]:
 def _serve(conn, ours: bool, log: str) -> None:
     """Worker loop: import (and for ours compile) outside the timed calls, send "ready", then
     receive (learner, options, sample, cache) and send (status, P, seconds, score: ours only). The
-    learners' own output goes to ``log``."""
+    learners' own output goes to ``log``. The worker leads a process group of its own, so that
+    killing the group also ends the programs a learner started (bnlearn's Rscript)."""
+    os.setpgid(0, 0)
     sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(sink, 1)
     os.dup2(sink, 2)
@@ -130,7 +133,8 @@ def _learn_ours(sample: Sample, options: dict, cache: str) -> tuple[np.ndarray, 
 
 
 class Watchdog:
-    """A worker process that runs one learner call at a time and is killed after ``limit`` s."""
+    """A worker process that runs one learner call at a time and is killed, with every process it
+    started, after ``limit`` s."""
 
     def __init__(self, limit: float, ours: bool, log: Path):
         self.limit, self.ours, self.log = limit, ours, str(log)
@@ -144,9 +148,16 @@ class Watchdog:
         if not self.conn.poll(STARTUP_LIMIT) or self.conn.recv() != "ready":
             raise RuntimeError(f"a learner worker did not start in {STARTUP_LIMIT:g} s (see {self.log})")
 
-    def _restart(self) -> None:
-        self.proc.kill()
+    def _kill(self) -> None:
+        """Kill the worker's process group: the worker and the learners' child processes."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # the group is gone already
+            pass
         self.proc.join()
+
+    def _restart(self) -> None:
+        self._kill()
         self._start()
 
     def call(self, learner: str, options, sample: Sample,
@@ -168,7 +179,7 @@ class Watchdog:
             pass
         self.proc.join(5)
         if self.proc.is_alive():
-            self.proc.kill()
+            self._kill()
 
 
 # ------------------------------------------------------------------------------ bench
@@ -410,6 +421,10 @@ def _failures(results: pd.DataFrame) -> str:
     return "\n".join(f"- {r.learner}: {r.status} ({r.network})" for r in lines.itertuples())
 
 
+def _exit_on_signal(signum, frame) -> None:
+    raise SystemExit(128 + signum)  # so that run()'s finally kills the workers' process groups
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--networks", nargs="+", default=NETWORKS)
@@ -435,6 +450,7 @@ def main(argv=None) -> None:
     if args.report_only:
         results = pd.read_csv(args.out / "results.csv")
     else:
+        signal.signal(signal.SIGTERM, _exit_on_signal)
         print(f"# cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} limit={args.limit:g} s, "
               f"ours {args.ours_limit:g} s (wall seconds on a shared machine)", flush=True)
         results = run(args, settings, args.peers, args.out)

@@ -1,4 +1,9 @@
-"""bench.accuracy: graph conversions of the peer adapters, metrics, settings parsing."""
+"""bench.accuracy: graph conversions of the peer adapters, metrics, settings parsing, the watchdog."""
+
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -56,3 +61,50 @@ def test_pyagrum_adapter_learns_asia_by_name():
     sample = accuracy.draw(net, 5000, seed=1)
     P = peer_learners.agrum_miic(sample)
     assert accuracy.measure(P, dag_to_cpdag(net.adjacency))["f1"] >= 0.75
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """State letter and parent pid of process ``pid`` from /proc (Linux), None once it is gone."""
+    try:
+        state, ppid = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+    except OSError:
+        return None
+    return state, int(ppid)
+
+
+def _running(pid: int) -> bool:
+    stat = _stat(pid)
+    return stat is not None and stat[0] != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    """Running child processes of ``pid``."""
+    stats = {int(e.name): _stat(int(e.name)) for e in Path("/proc").iterdir() if e.name.isdigit()}
+    return [child for child, stat in stats.items() if stat and stat[1] == pid and stat[0] != "Z"]
+
+
+def _poll(condition, seconds: float):
+    """``condition()`` once it is truthy, or its last value after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not (value := condition()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return value
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_timed_out_bnlearn_call_leaves_no_rscript_running(tmp_path):
+    if not peer_learners.bnlearn_available():
+        pytest.skip("no Rscript with bnlearn")
+    sample = accuracy.draw(load_network("diabetes"), 5000, seed=0)  # bnlearn's hc takes minutes on it
+    watchdog = accuracy.Watchdog(limit=5.0, ours=False, log=tmp_path / "workers.log")
+    worker = watchdog.proc.pid
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(watchdog.call, "bnlearn hc", None, sample, str(tmp_path))
+            rscript = _poll(lambda: _children(worker), 5.0)  # R, started by the worker
+            status = pending.result()[0]
+    finally:
+        watchdog.close()
+    assert status.startswith("timeout") and rscript
+    assert _poll(lambda: not any(map(_running, rscript)), 10.0)  # killed with the worker
