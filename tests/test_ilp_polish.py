@@ -125,6 +125,9 @@ def test_the_bound_slot_keeps_the_tightest_bound_and_the_best_objective(tmp_path
     assert slot.load() == {"dual_bound": -8.0, "objective": -8.0, "status": "optimal"}
     other = ExactBound(StageCache(tmp_path), {"knowledge": "abc"}, "table-key")
     assert other.load() is None  # another knowledge, another problem
+    reader = ExactBound(StageCache(tmp_path, read_only=True), {"knowledge": "abc"}, "table-key")
+    reader.offer({"status": "optimal", "objective": -8.0, "dual_bound": -8.0})
+    assert other.load() is None  # a read-only cache is never written
 
 
 def test_a_climb_is_measured_against_the_slot_where_it_has_a_bound(tmp_path):

@@ -44,8 +44,9 @@ class ExactBound:
 
     def offer(self, result: Mapping[str, Any]) -> None:
         """Keep an exact solve's ``result`` (its summary) where it tightens the bound or raises the
-        objective; a result without a bound (the budget cut the table) is ignored."""
-        if result.get("dual_bound") is None:
+        objective; a result without a bound (the budget cut the table) is ignored, and so is
+        every result in a read-only cache (a bootstrap's look for finished replicates)."""
+        if result.get("dual_bound") is None or self.cache.read_only:
             return
         best = self.load()
         proved = result.get("status") == "optimal"
