@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from hybridbn.options import FLAG, FLOAT, INT, Method, Param
-from hybridbn.progress import progress_record
+from hybridbn.progress import progress_record, relative_gap
 from hybridbn.solving import Solution, SolveInputs, json_ready
 
 POLISH_SHARE = 0.1
@@ -94,8 +94,8 @@ def polish_incumbent(table, parent_sets: list[tuple[int, ...]], summary: dict[st
     dual = summary["dual_bound"]
     end = (summary["trajectory"][-1][0] if summary["trajectory"] else 0.0) + found.time_s
     if adopted:
-        gap = None if dual is None else max(0.0, (dual - found.score) / max(abs(found.score), 1e-12))
-        summary = {**summary, "objective": float(found.score), "gap": gap, "n_edges": sum(map(len, found_sets)),
+        summary = {**summary, "objective": float(found.score), "gap": relative_gap(found.score, dual),
+                   "n_edges": sum(map(len, found_sets)),
                    "trajectory": [*summary["trajectory"], [end, float(found.score), dual]]}
     if inputs.progress is not None:  # the solve's last record: the ILP's status, the DAG it returns
         inputs.progress(progress_record("solve", "ilp", end, limit=time_limit, primal=summary["objective"],

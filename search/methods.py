@@ -22,6 +22,7 @@ from graphs.dag import parents_from_adjacency
 import numpy as np
 
 from hybridbn.options import INT, SECONDS, TEXT, Choice, Method, Param
+from hybridbn.progress import relative_gap
 from hybridbn.solving import Solution, SolveInputs, json_ready
 from ilp.methods import ILP, TREEWIDTH
 from scores.methods import PALIM, SCORE
@@ -85,7 +86,7 @@ def _greedy_search(settings, inputs: SolveInputs, **tabu) -> Solution:
     bound = best_families_bound(inputs.table, inputs.required_arcs, inputs.forbidden_arcs)
     summary = {
         "objective": float(result.score), "dual_bound": bound, "bound": "best families",
-        "gap": max(0.0, (bound - result.score) / max(abs(result.score), 1e-12)), "status": result.status,
+        "gap": relative_gap(result.score, bound), "status": result.status,
         "n_iterations": int(result.n_iterations), "n_restarts": int(result.n_restarts),
         "time_limit": settings.time_limit, "trajectory": result.trajectory,
     }

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
+from hybridbn.progress import relative_gap
 from pipeline.core.cache import Artifact, StageCache, stage_key
 from pipeline.core.config import RunConfig
 from search.methods import HILL_CLIMBERS
@@ -49,17 +50,15 @@ class ExactBound:
         if result.get("dual_bound") is None or self.cache.read_only:
             return
         best = self.load()
-        proved = result.get("status") == "optimal"
+        if best is not None and best["status"] == "optimal":
+            return
         entry = {"dual_bound": float(result["dual_bound"]), "objective": float(result["objective"]),
-                 "status": "optimal" if proved else "limited"}
+                 "status": "optimal" if result.get("status") == "optimal" else "limited"}
         if best is not None:
-            if best["status"] == "optimal" or (best["dual_bound"] <= entry["dual_bound"]
-                                               and best["objective"] >= entry["objective"]):
-                return
-            entry = {"dual_bound": min(best["dual_bound"], entry["dual_bound"]),
-                     "objective": max(best["objective"], entry["objective"]),
-                     "status": entry["status"]}
-        self.cache.store(Artifact(STAGE, self.key, {}, entry), self.params, self.inputs, VERSION)
+            entry = {**entry, "dual_bound": min(best["dual_bound"], entry["dual_bound"]),
+                     "objective": max(best["objective"], entry["objective"])}
+        if entry != best:
+            self.cache.store(Artifact(STAGE, self.key, {}, entry), self.params, self.inputs, VERSION)
 
     def annotate(self, solve: Artifact) -> Artifact:
         """A climb's ``solve`` artifact with its gap measured against the ILP's bound, and the
@@ -69,15 +68,19 @@ class ExactBound:
         if exact is None or result.get("dual_bound") is None:  # no ILP yet, or a cut table
             return solve
         bound = exact["dual_bound"]
-        gap = max(0.0, (bound - result["objective"]) / max(abs(result["objective"]), 1e-12))
-        result = {**result, "dual_bound": bound, "bound": "ILP", "gap": gap, "exact": exact,
+        result = {**result, "dual_bound": bound, "bound": "ILP", "gap": relative_gap(result["objective"], bound),
+                  "exact": exact,
                   "best_families_bound": result["dual_bound"]}
         return replace(solve, meta={**solve.meta, "result": result})
 
 
-def exact_bound_slot(cache: StageCache, cfg: RunConfig, knowledge: Mapping[str, Any],
+def exact_bound_slot(cache: StageCache, cfg: RunConfig, solve_params: Mapping[str, Any],
                      scores: Artifact | None) -> ExactBound | None:
-    """The slot of the run's table, for the ILP (which offers to it) and the climbs (which read
-    it); None for other solvers, problems and score sources without a table."""
+    """The slot of the run's table under the knowledge entry of its solve key ``solve_params``,
+    for the ILP (which offers to it) and the climbs (which read it); None for other solvers,
+    problems and score sources without a table."""
     wanted = cfg.solver == "ilp" or cfg.solver in HILL_CLIMBERS
-    return ExactBound(cache, knowledge, scores.key) if scores is not None and wanted and applies(cfg) else None
+    if scores is None or not wanted or not applies(cfg):
+        return None
+    knowledge = {k: v for k, v in solve_params.items() if k == "knowledge"}
+    return ExactBound(cache, knowledge, scores.key)

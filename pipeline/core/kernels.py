@@ -161,8 +161,8 @@ def sources_digest() -> str:
     numba checks only the file that defines a cached kernel, so a kernel whose callee in another
     file changed (``constraints.citest_batch`` calling ``constraints.citests._p_value``) would
     keep its old machine code; a changed digest makes :func:`ensure_compiled` drop numba's cache."""
-    entries = sorted((str(f.relative_to(ROOT)), f.stat().st_size, f.stat().st_mtime_ns)
-                     for package in KERNEL_PACKAGES for f in (ROOT / package).rglob("*.py"))
+    files = sorted(f for package in KERNEL_PACKAGES for f in (ROOT / package).rglob("*.py"))
+    entries = [(str(f.relative_to(ROOT)), stat.st_size, stat.st_mtime_ns) for f in files for stat in [f.stat()]]
     return hashlib.sha256(repr(entries).encode()).hexdigest()[:16]
 
 

@@ -486,6 +486,7 @@ def solve_stage(
         keys["restrict"] = restrict.key
     resume = incumbent.Incumbents(cache, params, keys, VERSIONS["solve"])
     warm = incumbent.supports_warm_start(cfg)  # an incumbent is kept only for a solver that can use it
+    bound = exact_bound_slot(cache, cfg, params, scores)
 
     def compute():
         start = resume.load() if warm else None
@@ -518,17 +519,13 @@ def solve_stage(
             meta["warm_start"] = start.summary()
         if warm and solve_completion(meta) != FINAL:
             resume.offer(solution.parent_sets, solution.summary)
+        if bound is not None and cfg.solver == "ilp":
+            bound.offer(solution.summary)
         return {"parents": frame}, meta
 
     solve = cache.get_or_compute("solve", VERSIONS["solve"], params, keys, compute,
                                  lambda: _compiled(cfg), solve_completion)
-    bound = exact_bound_slot(cache, cfg, _with_knowledge({}, cfg), scores)
-    if bound is None:
-        return solve
-    if cfg.solver == "ilp":
-        bound.offer(solve.meta["result"])
-        return solve
-    return bound.annotate(solve)
+    return solve if bound is None or cfg.solver == "ilp" else bound.annotate(solve)
 
 
 def dag_of(art: Artifact) -> np.ndarray:
