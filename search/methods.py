@@ -153,7 +153,8 @@ def _check_sges_bound(text: str) -> None:
 
 
 TIME_LIMIT = Param("time_limit", SECONDS, None,
-                   "solver time limit in seconds (default: none; 60 for the anytime kg / kastar)",
+                   "solver time limit in seconds (default: none; 60 for the anytime kg / kastar); an ILP stopped "
+                   "by it then runs a tabu search from its best DAG for a tenth of it (2-60 s) and keeps the better",
                    key="time_limit", grid="time_limit", axis=False)
 SGES_BOUND = Param("sges_bound", TEXT, "parents:3", "SGES property bound: parents:K, clique:K or vwidth:K",
                    metavar="NAME:K", key="sges_bound", grid="sges_bounds", check=_check_sges_bound)
