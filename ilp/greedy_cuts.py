@@ -157,7 +157,7 @@ def _grow(w, child, parent_ptr, parents, row_ptr, rows, seed, min_excess, max_si
 
 
 def greedy_clusters(
-    problem: FamilyProblem, xval: np.ndarray, *, min_excess: float = 1e-4, grow: bool = True
+    problem: FamilyProblem, xval: np.ndarray, *, min_excess: float = 1e-4
 ) -> list[tuple[int, ...]]:
     """Distinct violated clusters (excess > ``min_excess``) found by peeling and growing."""
     sup = LPSupport(problem, xval)
@@ -166,7 +166,6 @@ def greedy_clusters(
     data = (sup.w, sup.child, sup.parent_ptr, sup.parents, sup.row_ptr, sup.rows)
     comps = sup.components()
     clusters = [_peel(*data, comp, min_excess) for comp in comps]
-    if grow:
-        clusters += [_grow(*data, seed, min_excess, comp.size) for comp in comps for seed in comp.tolist()]
+    clusters += [_grow(*data, seed, min_excess, comp.size) for comp in comps for seed in comp.tolist()]
     found = dict.fromkeys(tuple(c.tolist()) for c in clusters if c.size)
     return list(found)
