@@ -63,7 +63,9 @@ from search.methods import SOLVER
 
 logger = logging.getLogger(__name__)
 
-# restrict 2: a conditional CI test with zero degrees of freedom is undecided (dependent), issue 19
+# A version changes when a stage's result changes under the same key: restrict 2 counts a zero-df test
+# dependent (issue 19), 3 decides it by the complement test, 4 leaves a half copy undecided (issue 42);
+# solve 2 polishes an ILP stopped at a limit with tabu search (issue 42).
 VERSIONS = {"data": "1", "restrict": "4", "scores": "1", "solve": "2", "evaluate": "1"}
 
 
