@@ -88,16 +88,16 @@ def test_report_names_missing_columns(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("options, line", [
-    ({}, "alarm, 5000 rows (seed 0) -> pc (g2, alpha 0.05, max order 1) -> bdeu (ess 1), palim 3 -> ilp"),
+    ({}, "alarm, 5000 rows (seed 0) -> pc (g2, alpha 0.05, max order 1) -> auto (ess 1), palim 3 -> ilp"),
     ({"method": "pc", "test": "x2", "max_order": None, "add_candidates": 2, "score": "bic", "palim": None},
      "alarm, 5000 rows (seed 0) -> pc (x2, alpha 0.05, max order none, add candidates 2) -> bic, palim none -> ilp"),
     ({"method": "cops", "cops_time_limit": 10, "within_bags": True, "time_limit": 60},
      "alarm, 5000 rows (seed 0) -> cops (g2, alpha 0.05, cops time limit 10 s) -> bdeu (ess 1), palim 3 "
      "-> ilp (within bags, time limit 60 s)"),
     ({"method": "candidates", "candidates": 4, "solver": "kg", "treewidth": 2},
-     "alarm, 5000 rows (seed 0) -> candidates (candidates 4) -> bdeu (ess 1), palim 3 -> kg (treewidth 2)"),
+     "alarm, 5000 rows (seed 0) -> candidates (candidates 4) -> auto (ess 1), palim 3 -> kg (treewidth 2)"),
     ({"method": "none", "solver": "sges"},
-     "alarm, 5000 rows (seed 0) -> no restriction -> bdeu (ess 1), palim 3 -> sges (sges bound parents:3)"),
+     "alarm, 5000 rows (seed 0) -> no restriction -> auto (ess 1), palim 3 -> sges (sges bound parents:3)"),
 ])
 def test_run_summary_names_each_stage_method_with_its_declared_settings(options, line):
     """The summary's first line: each selected method with the CI test it uses and its parameters

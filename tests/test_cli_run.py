@@ -66,7 +66,7 @@ def test_full_run_writes_outputs_and_second_run_hits_cache(cli, dirs, tmp_path):
     assert len(folders) == 1 and folders[0].name.startswith("asia-")
     files = {p.name for p in folders[0].iterdir()}
     assert files == {"edges.csv", "network.dot", "network.bif", "model.txt", "result.json", "network.png",
-                     "network.svg", "comparison.png", "comparison.svg"}
+                     "network.svg", "comparison.png", "comparison.svg", "selection.csv", "selection.json"}
     record = json.loads((folders[0] / "result.json").read_text())
     assert record["config"]["rows"] == 500 and record["stages"]["solve"]["meta"]["result"]["gap"] == 0
     edges = pd.read_csv(folders[0] / "edges.csv")
@@ -137,11 +137,12 @@ def test_names_without_a_model_string_and_both_cpt_estimates(cli, dirs, tmp_path
         status, out, err = cli("--data", str(path), "--method", "none", "--cpt", cpt, *dirs)
         assert status == 0, err
         assert "model.txt not written" in err
-        folders[cpt] = Path(out.split("learned network written to ")[1].strip().rstrip("/"))
+        folders[cpt] = Path(out.split("learned network written to ")[1].splitlines()[0].strip().rstrip("/"))
     assert folders["mle"].name == folders["bayes"].name + "-mle"
     for cpt, folder in folders.items():
         assert {p.name for p in folder.iterdir()} == {"edges.csv", "network.dot", "network.bif", "result.json",
-                                                      "network.png", "network.svg"}  # no truth to compare
+                                                      "network.png", "network.svg", "selection.csv",
+                                                      "selection.json"}  # no truth to compare
         assert json.loads((folder / "result.json").read_text())["cpt"] == cpt
     from bayesnet.bif import read_bif
 

@@ -1,6 +1,8 @@
 """Choosing a setting by cross-validation (``--select``): Perks' CPTs and the log-likelihood by
 hand, the folds, the candidates' parsing and validation, the held-out log-likelihood of the
-empty network against a direct computation, and ``--select`` through the API, the CLI and grids."""
+empty network against a direct computation, and ``--select`` through the API, the CLI and grids;
+``--score auto``: the sign test, its choice against the spelt-out setting, where it falls back
+to BDeu, and a stop in its cross-validation."""
 
 from __future__ import annotations
 
@@ -90,7 +92,7 @@ def test_bad_candidates_fail_before_any_work(select, message):
 
 def test_selection_needs_data_folds_need_selection():
     with pytest.raises(ConfigError, match="--folds applies"):
-        RunConfig(network="asia", folds=3).validated()
+        RunConfig(network="asia", score="bdeu", folds=3).validated()
     with pytest.raises(ConfigError, match="--scores FILE.jkl has none"):
         RunConfig(scores="t.jkl", select="palim=1; palim=2").validated()
     with pytest.raises(ConfigError, match="exceeds --rows"):
@@ -163,3 +165,77 @@ def test_dask_selection_matches_serial(cache_dir, tmp_path):
         on_dask = run_selection(cfg, cache, data_stage(cache, cfg), executor=DaskExecutor(client))
     np.testing.assert_array_equal(serial.selection.log_likelihood, on_dask.log_likelihood)
     assert on_dask.chosen == serial.selection.chosen
+
+
+# ------------------------------------------------------------------------- --score auto
+def test_sign_test_and_the_rule_that_leaves_the_reference():
+    from pipeline.apps.selection import sign_test_p, unless_consistently_better
+
+    assert sign_test_p(5, 5) == 1 / 32 and sign_test_p(0, 5) == 1.0
+    assert sign_test_p(9, 10) == pytest.approx(11 / 1024) and sign_test_p(8, 10) == pytest.approx(56 / 1024)
+    better_in_total_only = np.array([[-10.0, -10, -10, -10, -10], [-1.0, -1, -1, -1, -11]])
+    assert unless_consistently_better(better_in_total_only) == 0   # 4 of 5 folds: p = 0.19
+    assert unless_consistently_better(better_in_total_only[:, :4]) == 0   # 4 of 4 folds: p = 1/16
+    slightly_on_every_fold = np.array([[-10.0] * 5, [-9.999] * 5])
+    assert unless_consistently_better(slightly_on_every_fold) == 1
+    assert unless_consistently_better(np.hstack([slightly_on_every_fold] * 2)) == 1   # 10 of 10
+
+
+@pytest.mark.parametrize("network, rows, score", [("child", 1000, "qnml"), ("child", 500, "bdeu")])
+def test_score_auto_learns_bdeu_unless_qnml_predicts_better_on_every_fold(cache_dir, network, rows, score):
+    result = hybridbn.learn(network, rows=rows, cache_dir=cache_dir, stage="solve")
+    better = result.selection.log_likelihood[1] > result.selection.log_likelihood[0]
+    assert result.selection.rule == "sign test" and result.config.score == score
+    assert result.selection.chosen == int(better.all())
+    spelt_out = {"score": "qnml", "structure_prior": 1.0} if score == "qnml" else {"score": "bdeu"}
+    direct = hybridbn.learn(network, rows=rows, cache_dir=cache_dir, stage="solve", **spelt_out)
+    np.testing.assert_array_equal(result.adjacency, direct.adjacency)
+    assert result.objective == pytest.approx(direct.objective)
+
+
+def test_score_auto_is_bdeu_where_the_run_cannot_cross_validate(cache_dir, tmp_path):
+    from pipeline.apps.selection import AUTO_MAX_VARIABLES, auto_score_decidable
+
+    cfg = RunConfig(network="asia").validated()
+    assert cfg.score == "auto" and auto_score_decidable(cfg, 5000, AUTO_MAX_VARIABLES)
+    assert not auto_score_decidable(cfg, 5000, AUTO_MAX_VARIABLES + 1)
+    assert not auto_score_decidable(cfg, 9, 8)   # fewer than two rows per fold
+    assert not auto_score_decidable(cfg, 5000, 2)   # too few variables for the arc prior E = 1
+    for bounded in ({"time_limit": 60}, {"budget": 60}, {"select": "palim=1; palim=2"}, {"scores": "t.jkl"}):
+        source = {} if "scores" in bounded else {"network": "asia"}
+        assert RunConfig(**source, **bounded).validated().score == "bdeu"
+    assert RunConfig(network="asia", score="qnml").validated().score == "qnml"
+    early = hybridbn.learn("asia", rows=400, cache_dir=cache_dir, stage="scores")
+    assert early.config.score == "bdeu" and early.selection is None
+    timed = hybridbn.learn("asia", rows=400, time_limit=60, cache_dir=cache_dir, stage="solve")
+    assert timed.config.score == "bdeu" and timed.selection is None
+    with pytest.raises(ConfigError, match="--folds 5 or more"):
+        RunConfig(network="asia", folds=4).validated()
+    assert RunConfig(network="asia", folds=10).validated().folds == 10
+
+
+def test_a_stop_in_the_auto_cross_validation_keeps_bdeus_network(cache_dir, monkeypatch):
+    import signal
+
+    import pipeline.apps.learn as learn_module
+    from pipeline.core.stopping import StageStopped
+
+    def stopped(*args, **kwargs):
+        raise StageStopped("selection", signal.SIGTERM, during="the selection (3 of 10 networks learned)")
+
+    monkeypatch.setattr(learn_module, "select_config", stopped)
+    with pytest.warns(UserWarning, match="this is BDeu's network"):
+        result = hybridbn.learn("child", rows=1000, cache_dir=cache_dir, stage="solve")
+    assert result.stopped_in == "selection" and result.config.score == "bdeu"
+    assert "3 of 10 networks" in result.selection.summary()
+    monkeypatch.undo()
+    bdeu = hybridbn.learn("child", rows=1000, score="bdeu", cache_dir=cache_dir, stage="solve")
+    np.testing.assert_array_equal(result.adjacency, bdeu.adjacency)
+
+
+def test_cli_reports_the_auto_choice(cli, dirs, tmp_path):
+    status, out, _ = cli("--network", "child", "--rows", "1000", "--quiet", *dirs)
+    assert status == 0 and "selection : score=qnml,structure_prior=1 by --score auto" in out
+    assert "better on 5 of 5 folds (sign test p = 0.031" in out
+    folder = next((tmp_path / "out").iterdir())
+    assert json.loads((folder / "selection.json").read_text())["rule"] == "sign test"

@@ -297,6 +297,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _what_is_kept(result) -> str:
     """What an interrupted run reported and wrote, and how to resume it."""
+    if result.stopped_in == "selection":
+        return ("BDeu's network, learned before the cross-validation of --score auto, is reported and written; "
+                "the networks of the folds learned are cached: rerun the same command to finish the choice")
     if result.stopped_in == "bootstrap":
         boot = result.bootstrap
         return (f"the network learned is reported and written, with {boot.done} of {boot.replicates} bootstrap "

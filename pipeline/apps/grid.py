@@ -75,7 +75,7 @@ from hybridbn.errors import HybridBNError
 from hybridbn.interrupt import catching_signals, exit_code, stop_requested
 from hybridbn.options import FILE, Choice, Param
 from pipeline.apps.bootstrap import run_bootstrap
-from pipeline.apps.selection import select_config
+from pipeline.apps.selection import auto_reference, chosen_needs_learning, select_config
 from pipeline.core.atomic import replace_file, write_error
 from pipeline.core.cache import Artifact, StageCache, StageInterrupted, stage_key
 from pipeline.core.config import RunConfig
@@ -335,9 +335,15 @@ def run_job(
 
                 client = stack.enter_context(worker_client())
                 split = {"score_executor": DaskExecutor(client), "score_groups": score_groups}
+            reference = auto_reference(cfg)
+            if reference is not None:  # --score auto: BDeu's run first, as a single run's
+                phase = "run"
+                arts = run_stages(cache, reference, **split)
+                phase = "selection"
             chosen, selection = select_config(cfg, cache)
-            phase = "run"
-            arts = run_stages(cache, chosen, **split)
+            if chosen_needs_learning(reference, selection):
+                phase = "run"
+                arts = run_stages(cache, chosen, **split)
             phase = "baseline"
             base = run_stages(cache, chosen.unrestricted(), upto="solve", **split) if baseline else None
         row.update(job_row(arts, base), **({} if selection is None else selection.columns()))

@@ -34,13 +34,15 @@ from hybridbn.options import TEXT, Param, keyword_spelling
 from hybridbn.progress import Callback, reporting
 from pipeline.apps.bootstrap import BootstrapStopped, run_bootstrap
 from pipeline.apps.learned import LearnResult
-from pipeline.apps.selection import select_config
+from pipeline.apps.selection import UnfinishedSelection, auto_reference, chosen_needs_learning, select_config
 from pipeline.core.cache import StageCache, StageInterrupted
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import KNOWLEDGE, OPTIONS, SCORE_FILE_SUFFIXES, SOURCE_OPTIONS, STAGES, ConfigError
+from pipeline.core.kernels import ensure_compiled
 from pipeline.core.knowledge import knowledge_rows
 from pipeline.core.preflight import check_columns, check_readable
 from pipeline.core.stages import run_stages
+from pipeline.core.stopping import StageStopped
 
 #: learn() options that are not RunConfig fields
 RUN_OPTIONS = ("cache_dir", "use_cache", "stage", "progress", "n_jobs")
@@ -96,6 +98,9 @@ def learn(
         warnings.warn(f"the bootstrap was interrupted after {boot.done} of {boot.replicates} resamples: this is the "
                       "network learned, without arc strengths; the same call goes on from the resamples learned",
                       stacklevel=2)
+    elif result.stopped_in == "selection":
+        warnings.warn(f"score='auto' was interrupted during {result.selection.during}: this is BDeu's network; the "
+                      "same call goes on from the networks of the folds learned", stacklevel=2)
     return result
 
 
@@ -197,22 +202,40 @@ def run_config(
     report: Callback | None = None,
 ) -> LearnResult:
     """Run the stages of a validated configuration (the shared core of the API and the CLI);
-    with ``cfg.select`` first the cross-validation that chooses the setting
-    (:mod:`pipeline.apps.selection`), with ``cfg.bootstrap`` also the bootstrap networks
-    (:mod:`pipeline.apps.bootstrap`), each in a pool of ``n_jobs`` processes or on ``score_executor``.
+    with ``cfg.select`` first the cross-validation that chooses the setting, with ``--score auto``
+    after BDeu's network the one that decides the score (:mod:`pipeline.apps.selection`), with
+    ``cfg.bootstrap`` also the bootstrap networks (:mod:`pipeline.apps.bootstrap`), each in a pool
+    of ``n_jobs`` processes or on ``score_executor``.
     ``progress`` shows the stages' progress bars, ``report`` receives the progress records.
 
     An interrupted solve of the run (:class:`StageInterrupted`) gives the result of its best DAG
     (:attr:`LearnResult.stopped_in` ``"solve"``); a stopped bootstrap the result of the run's
-    network, learned before it, with the bootstrap unfinished (``"bootstrap"``). A stop in the
-    selection, which comes before the run's network, raises
-    :class:`pipeline.core.stopping.StageStopped`, as a stop request in any other stage does."""
-    cfg, selection = select_config(cfg, cache, frame, jobs=n_jobs, executor=score_executor, report=report)
+    network, learned before it, with the bootstrap unfinished (``"bootstrap"``). ``--score auto``
+    learns BDeu's network first and then cross-validates: a stop there gives BDeu's network
+    (``"selection"``). A stop in a ``--select`` selection, which comes before the run's network,
+    raises :class:`pipeline.core.stopping.StageStopped`, as a stop request in any other stage does."""
+    stages = dict(progress=progress, n_jobs=n_jobs, score_executor=score_executor, score_groups=score_groups,
+                  frame=frame, report=report)
+    if STAGES.index(stage) < STAGES.index("solve"):  # no whole networks to cross-validate --score auto with
+        cfg = cfg.undecided_score()
+    reference = auto_reference(cfg)
+    running, selection = cfg, None
     try:
-        artifacts = run_stages(cache, cfg, upto=stage, progress=progress, n_jobs=n_jobs,
-                               score_executor=score_executor, score_groups=score_groups, frame=frame, report=report)
+        if reference is not None:  # BDeu's network first: a stop in the cross-validation keeps it
+            ensure_compiled(cfg, run_stages=run_stages, n_jobs=n_jobs)  # both scores' kernels at once
+            running = reference
+            artifacts = run_stages(cache, running, upto=stage, **stages)
+        try:
+            cfg, selection = select_config(cfg, cache, frame, jobs=n_jobs, executor=score_executor, report=report)
+        except StageStopped as exc:
+            if reference is None:
+                raise
+            return LearnResult(reference, artifacts, None, UnfinishedSelection(exc.during))
+        if chosen_needs_learning(reference, selection):
+            running = cfg
+            artifacts = run_stages(cache, running, upto=stage, **stages)
     except StageInterrupted as exc:  # the best DAG so far, never cached
-        return LearnResult(cfg, exc.artifacts, None, selection)
+        return LearnResult(running, exc.artifacts, None, selection)
     boot = None
     if cfg.bootstrap is not None and "solve" in artifacts:
         try:

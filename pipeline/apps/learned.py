@@ -23,6 +23,7 @@ from graphs.export import to_dot, to_edge_frame
 from pipeline.apps.bootstrap import UnfinishedBootstrap
 from pipeline.apps.outputs import write_outputs
 from pipeline.apps.report import format_run_summary
+from pipeline.apps.selection import UnfinishedSelection
 from pipeline.core.atomic import replace_file
 from pipeline.core.budget import budget_record
 from hybridbn.progress import reporting
@@ -44,8 +45,10 @@ class LearnResult:
         table, ``averaged`` PDAG, ``threshold``, ``evaluation``), or the
         :class:`pipeline.apps.bootstrap.UnfinishedBootstrap` of one a stop request ended; else None."""
         self.selection = selection
-        """With ``select``: the :class:`pipeline.apps.selection.SelectionResult` (``table()`` of held-out
-        log-likelihoods, the ``chosen`` candidate, whose configuration is :attr:`config`); else None."""
+        """With ``select`` or ``score="auto"``: the :class:`pipeline.apps.selection.SelectionResult`
+        (``table()`` of held-out log-likelihoods, the ``chosen`` candidate, whose configuration is
+        :attr:`config`), or the :class:`pipeline.apps.selection.UnfinishedSelection` of a
+        ``score="auto"`` that a stop request ended; None where nothing was cross-validated."""
 
     def __repr__(self) -> str:
         if "solve" not in self.artifacts:
@@ -116,11 +119,15 @@ class LearnResult:
     def stopped_in(self) -> str | None:
         """What a stop request (Ctrl-C, SIGTERM) ended: ``"solve"`` (the DAG is the best found so
         far, not cached), ``"bootstrap"`` (the network is learned, the bootstrap unfinished:
-        :attr:`bootstrap` is a :class:`pipeline.apps.bootstrap.UnfinishedBootstrap`), or ``None``."""
+        :attr:`bootstrap` is a :class:`pipeline.apps.bootstrap.UnfinishedBootstrap`), ``"selection"``
+        (BDeu's network is learned, the cross-validation of ``--score auto`` unfinished:
+        :attr:`selection` is a :class:`pipeline.apps.selection.UnfinishedSelection`), or ``None``."""
         if "solve" in self.artifacts and self.artifacts["solve"].completion == INTERRUPTED:
             return "solve"
         if isinstance(self.bootstrap, UnfinishedBootstrap):
             return "bootstrap"
+        if isinstance(self.selection, UnfinishedSelection):
+            return "selection"
         return None
 
     @property

@@ -5,8 +5,9 @@ evaluate); the CLI builds one from its options and an experiment grid builds one
 Its fields are the declarations of :data:`pipeline.core.declarations.GROUPS`
 (:mod:`hybridbn.options`).  The defaults are those of ``python run.py --network alarm``: 5000
 rows sampled with seed 0, PC restriction with the G2 test at alpha 0.05 and maximum
-conditioning order 1, BDeu with equivalent sample size 1 and at most 3 parents, solved exactly
-by the ILP.
+conditioning order 1, at most 3 parents scored by BDeu with equivalent sample size 1 (or by qNML
+with the arc prior where a 5-fold cross-validation prefers it on every fold: ``--score auto``),
+solved exactly by the ILP.
 
 Validation checks each option against its declaration, then the rules between options: what a
 selected method needs (``kg`` needs ``treewidth``), strict options given to a method they do
@@ -27,6 +28,7 @@ from pipeline.core.declarations import (CHOICES, KNOWLEDGE, OPTIONS, PARAMS, PRE
                                         SOURCE_OPTIONS, TABLE_SOLVERS, ConfigError)
 from pipeline.core.knowledge import check_solver, knowledge_of
 from pipeline.core.overrides import candidate_label, parse_candidates
+from scores.methods import AUTO, AUTO_MIN_FOLDS, AUTO_SCORES
 
 NETWORK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 """What ``--name`` may be: it names the output folder and the network in its BIF file."""
@@ -48,7 +50,7 @@ class RunConfig(_Fields):
             values.update({p.name: p.validated(getattr(self, p.name)) for p in PARAMS.values()})
         except OptionError as exc:
             raise ConfigError(str(exc)) from None
-        cfg = replace(self, **values)._with_preset()
+        cfg = replace(self, **values)._with_preset()._with_score_decided_by_options()
         cfg._check_applicable()
         cfg._check_run_options()
         cfg._check_knowledge()
@@ -68,6 +70,13 @@ class RunConfig(_Fields):
                 spelt = " ".join(f"--{k} {v}" for k, v in chosen.items())
                 raise ConfigError(f"--preset {self.preset} is {spelt}; it cannot take --{name} {given}")
         return replace(self, preset=None, **chosen)
+
+    def _with_score_decided_by_options(self) -> "RunConfig":
+        """``--score auto`` is BDeu where the options alone rule out its cross-validation: a score
+        file (no data), ``--select`` (whose candidates decide, with BDeu where they set no score),
+        ``--budget`` or ``--time-limit`` (the folds' ten networks would take as long again)."""
+        ruled_out = (self.scores, self.select, self.budget, self.time_limit)
+        return self.undecided_score() if any(x is not None for x in ruled_out) else self
 
     def methods(self) -> dict[str, Method]:
         """The selected :class:`~hybridbn.options.Method` of each choice."""
@@ -109,10 +118,14 @@ class RunConfig(_Fields):
             raise ConfigError("--threshold applies to the averaged network of --bootstrap B")
 
     def _check_selection(self) -> None:
-        """``--select`` needs data and candidates that are valid runs; ``--folds`` needs ``--select``."""
+        """``--select`` needs data and candidates that are valid runs; ``--folds`` needs ``--select``
+        or ``--score auto``, and the latter 5 folds or more."""
         if self.select is None:
-            if self.folds != PARAMS["folds"].default:
-                raise ConfigError("--folds applies to the cross-validation of --select")
+            if self.folds != PARAMS["folds"].default and self.score != AUTO:
+                raise ConfigError("--folds applies to the cross-validation of --select or --score auto")
+            if self.score == AUTO and self.folds < AUTO_MIN_FOLDS:
+                raise ConfigError(f"--score auto needs --folds {AUTO_MIN_FOLDS} or more: its sign test at 0.05 "
+                                  f"cannot reject on fewer folds (give --score bdeu or --score qnml)")
             return
         if self.scores is not None:
             raise ConfigError("--select cross-validates on the data, and --scores FILE.jkl has none: "
@@ -155,6 +168,11 @@ class RunConfig(_Fields):
     def has_knowledge(self) -> bool:
         return any(getattr(self, p.name) is not None for p in KNOWLEDGE)
 
+    def undecided_score(self) -> "RunConfig":
+        """The run with ``--score auto`` taken as BDeu: a run that does not cross-validate (a stage
+        before the solve, a score file, see :func:`pipeline.apps.selection.auto_score_decidable`)."""
+        return replace(self, score=AUTO_SCORES[0]) if self.score == AUTO else self
+
     def unrestricted(self) -> "RunConfig":
         """The same run without restriction (the score-only optimum G_score of the thesis)."""
         return replace(self, method="none", within_bags=False)
@@ -184,7 +202,8 @@ def candidate_configs(cfg: RunConfig) -> list[tuple[str, RunConfig]]:
     for overrides in candidates:
         label = candidate_label(overrides)
         try:
-            configs.append((label, replace(cfg, select=None, folds=PARAMS["folds"].default, **overrides).validated()))
+            candidate = replace(cfg, select=None, folds=PARAMS["folds"].default, **overrides)
+            configs.append((label, candidate.validated().undecided_score()))  # auto in a candidate: BDeu
         except ConfigError as exc:
             raise ConfigError(f"--select candidate {label!r}: {exc}") from None
     return configs

@@ -80,8 +80,8 @@ SELECTION = (
           "candidates of key=value overrides (run.py's option names) separated by ';', e.g. "
           "\"method=none; score=qnml\" (written to selection.csv)", metavar="\"A; B\"", grid="select",
           axis=False, column=False),
-    Param("folds", INT, 5, "with --select: number of folds", low=2, metavar="K", grid="folds", axis=False,
-          column=False),
+    Param("folds", INT, 5, "with --select or --score auto: number of folds", low=2, metavar="K", grid="folds",
+          axis=False, column=False),
 )
 
 

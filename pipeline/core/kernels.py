@@ -50,6 +50,7 @@ from pipeline.core.cache import StageCache
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import BUDGET, KNOWLEDGE, SOURCES, TABLE_SOLVERS
 from pipeline.core.stopping import StageStopped, check_stop
+from scores.methods import AUTO, AUTO_SCORES
 from search.methods import HILL_CLIMBERS
 
 logger = logging.getLogger(__name__)
@@ -107,8 +108,9 @@ def kernel_groups(cfg: RunConfig, n_jobs: int = 1) -> list[KernelGroup]:
     unrestricted = replace(alarm, method="none", palim=min(alarm.palim, 2))
     method = RESTRICTION[cfg.method]
     groups = []
-    if cfg.scores is None and cfg.solver in TABLE_SOLVERS:
-        groups.append(KernelGroup(f"scores/{cfg.score}", unrestricted, "scores", weight=2.0))
+    if cfg.scores is None and cfg.solver in TABLE_SOLVERS:  # --score auto: both scores it decides between
+        for score in AUTO_SCORES if cfg.score == AUTO else (cfg.score,):
+            groups.append(KernelGroup(f"scores/{score}", replace(unrestricted, score=score), "scores", weight=2.0))
     if cfg.scores is None and method.run is not None:
         restrict = replace(alarm, network="asia", rows=500) if cfg.method == "cops" else alarm
         tests = TEST in method.uses

@@ -622,6 +622,7 @@ def run_stages(
     a stop request in another stage raises :class:`pipeline.core.stopping.StageStopped`.
     """
     out: dict[str, Artifact] = {}
+    cfg = cfg.undecided_score()  # decided by the selection (pipeline.apps.selection) where it runs
     try:
         _run_stages(out, cache, cfg, STAGES.index(upto), progress, n_jobs, score_executor, score_groups, frame,
                     report)
