@@ -169,7 +169,7 @@ def test_pool_workers_take_their_parents_stop_request_and_no_job_starts_after_it
 
 
 def test_a_stop_kills_the_warm_up_processes_and_keeps_the_groups_finished(monkeypatch, tmp_path):
-    groups = kernels.kernel_groups(RunConfig(network="alarm", score="bdeu"))[1:]  # the restriction's, the solver's
+    groups = kernels.kernel_groups(RunConfig(network="alarm"))[1:]  # the restriction's, the solver's
     monkeypatch.setattr(kernels, "_CHILD", "import time; time.sleep(120)")  # warm-ups that would run on
     threading.Timer(1.0, interrupt.request_stop, (signal.SIGTERM,)).start()
     with pytest.raises(CompileStopped) as stopped:
@@ -192,7 +192,7 @@ def test_a_stop_kills_the_warm_up_processes_and_keeps_the_groups_finished(monkey
     monkeypatch.setattr(kernels, "compile_groups", lambda missing, driver, processes=1: compile_groups(
         missing, solver_stopped, processes=1))
     with pytest.raises(CompileStopped):
-        kernels.ensure_compiled(RunConfig(network="alarm", score="bdeu"), run_stages=run_stages)
+        kernels.ensure_compiled(RunConfig(network="alarm"), run_stages=run_stages)
     stamp = json.loads((tmp_path / "numba" / "hybridbn-kernels.json").read_text())
     assert stamp["compiled"] == ["restriction/pc/g2", "scores/bdeu"]
 

@@ -239,3 +239,13 @@ def test_cli_reports_the_auto_choice(cli, dirs, tmp_path):
     assert "better on 5 of 5 folds (sign test p = 0.031" in out
     folder = next((tmp_path / "out").iterdir())
     assert json.loads((folder / "selection.json").read_text())["rule"] == "sign test"
+
+
+def test_a_rerun_reads_the_cached_held_out_values_not_the_folds(cache_dir, monkeypatch):
+    import pipeline.apps.selection as selection_module
+
+    first = hybridbn.learn("child", rows=1000, cache_dir=cache_dir, stage="solve")
+    monkeypatch.setattr(selection_module, "cross_validate", lambda *a, **k: pytest.fail("the folds were read again"))
+    again = hybridbn.learn("child", rows=1000, cache_dir=cache_dir, stage="solve")
+    np.testing.assert_array_equal(again.selection.log_likelihood, first.selection.log_likelihood)
+    assert again.selection.statuses == first.selection.statuses and again.config == first.config

@@ -53,9 +53,8 @@ def test_kernels_compile_once_per_group_with_one_announcement(stamp_dir, capsys,
     ensure(RunConfig(network="alarm"))
     err = capsys.readouterr().err
     assert "compiling the numba kernels" in err and "in 2 processes" in err and "kernels compiled in" in err
-    # heaviest first; --score auto: both scores it decides between
-    assert warmed == [(["scores/bdeu", "scores/qnml", "restriction/pc/g2", "solver/ilp"], 2)]
-    assert stamped(folder) == ["restriction/pc/g2", "scores/bdeu", "scores/qnml", "solver/ilp"]
+    assert warmed == [(["scores/bdeu", "restriction/pc/g2", "solver/ilp"], 2)]  # heaviest first
+    assert stamped(folder) == ["restriction/pc/g2", "scores/bdeu", "solver/ilp"]
     ensure(RunConfig(network="alarm"))  # same process
     monkeypatch.setattr(kernels, "_checked", set())
     ensure(RunConfig(network="asia", alpha=0.01))  # a later process, same kernels
@@ -69,7 +68,7 @@ def test_kernels_compile_once_per_group_with_one_announcement(stamp_dir, capsys,
     monkeypatch.setattr(kernels, "_checked", set())
     monkeypatch.setattr(kernels, "stamp_key", lambda: "another numba")
     ensure(RunConfig(network="alarm"))
-    assert "compiling" in capsys.readouterr().err and len(warmed[4][0]) == 4
+    assert "compiling" in capsys.readouterr().err and len(warmed[4][0]) == 3
 
 
 def test_edited_sources_drop_the_cached_kernels(stamp_dir, tmp_path, monkeypatch):
@@ -116,7 +115,7 @@ def test_a_busy_machine_compiles_in_one_process(stamp_dir, monkeypatch):
     folder, warmed = stamp_dir
     monkeypatch.setattr(kernels, "_idle_cores", lambda: 0.3)
     ensure(RunConfig(network="alarm"))
-    assert warmed == [(["scores/bdeu", "scores/qnml", "restriction/pc/g2", "solver/ilp"], 1)]
+    assert warmed == [(["scores/bdeu", "restriction/pc/g2", "solver/ilp"], 1)]
 
 
 def test_idle_cores_are_a_share_of_the_machine():
@@ -127,8 +126,7 @@ def test_selection_candidates_are_compiled_together_before_the_workers_start(sta
     folder, warmed = stamp_dir
     ensure(RunConfig(network="alarm"), RunConfig(network="alarm", score="bic", method="pmms"))
     assert capsys.readouterr().err.count("compiling the numba kernels") == 1
-    assert warmed[0][0] == ["scores/bdeu", "scores/qnml", "scores/bic", "restriction/pc/g2", "solver/ilp",
-                            "restriction/pmms/g2"]
+    assert warmed[0][0] == ["scores/bdeu", "scores/bic", "restriction/pc/g2", "solver/ilp", "restriction/pmms/g2"]
 
 
 def test_a_warm_up_inside_a_warm_up_compiles_nothing_more(stamp_dir, monkeypatch):
@@ -163,9 +161,9 @@ def test_warm_ups_run_the_stages_of_their_group_on_bundled_data():
     assert (scores.upto, scores.run.network, scores.run.method, scores.run.palim) == ("scores", "alarm", "none", 2)
     assert (restriction.upto, restriction.run.network, restriction.run.palim) == ("restrict", "alarm", 3)
     assert (solver.upto, solver.run.network, solver.run.scores) == ("solve", None, str(kernels.WARM_UP_TABLE))
-    cops = kernels.kernel_groups(RunConfig(network="munin", method="cops"))[2]  # after --score auto's two
+    cops = kernels.kernel_groups(RunConfig(network="munin", method="cops"))[1]
     assert (cops.run.network, cops.run.method, cops.upto) == ("asia", "cops", "restrict")
-    assert kernels.kernel_groups(RunConfig(network="munin"))[3].run.time_limit == kernels.WARM_UP_ILP_LIMIT
+    assert kernels.kernel_groups(RunConfig(network="munin"))[2].run.time_limit == kernels.WARM_UP_ILP_LIMIT
     [ges] = kernels.kernel_groups(RunConfig(network="munin", method="none", solver="ges"))
     assert (ges.key, ges.upto, ges.run.network, ges.run.method) == ("solver/ges", "solve", "alarm", "none")
     [from_file] = kernels.kernel_groups(RunConfig(scores="mine.jkl"))
@@ -181,7 +179,7 @@ def test_the_bundled_warm_up_table_is_alarms_pipeline_table():
 
 
 def test_kernel_groups_compile_in_two_processes_as_they_free(capsys):
-    restriction, solver = kernels.kernel_groups(RunConfig(network="alarm"))[2:]
+    restriction, solver = kernels.kernel_groups(RunConfig(network="alarm"))[1:]
     assert sorted(compile_groups([restriction, solver], run_stages, processes=2)) == ["restriction/pc/g2",
                                                                                        "solver/ilp"]
     lines = capsys.readouterr().err.splitlines()

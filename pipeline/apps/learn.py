@@ -38,7 +38,6 @@ from pipeline.apps.selection import UnfinishedSelection, auto_reference, chosen_
 from pipeline.core.cache import StageCache, StageInterrupted
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import KNOWLEDGE, OPTIONS, SCORE_FILE_SUFFIXES, SOURCE_OPTIONS, STAGES, ConfigError
-from pipeline.core.kernels import ensure_compiled
 from pipeline.core.knowledge import knowledge_rows
 from pipeline.core.preflight import check_columns, check_readable
 from pipeline.core.stages import run_stages
@@ -222,7 +221,6 @@ def run_config(
     running, selection = cfg, None
     try:
         if reference is not None:  # BDeu's network first: a stop in the cross-validation keeps it
-            ensure_compiled(cfg, run_stages=run_stages, n_jobs=n_jobs)  # both scores' kernels at once
             running = reference
             artifacts = run_stages(cache, running, upto=stage, **stages)
         try:

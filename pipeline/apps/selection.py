@@ -46,13 +46,16 @@ from pipeline.core.config import RunConfig, candidate_configs
 from pipeline.core.declarations import PARAMS, ConfigError
 from pipeline.core.executors import STOPPED, map_tasks
 from pipeline.core.kernels import ensure_compiled
-from pipeline.core.stages import STAGES, dag_of, dataset_of, model_stages, run_stages
+from pipeline.core.stages import (STAGES, VERSIONS, dag_of, dataset_of, model_stages, restrict_params, run_stages,
+                                  score_params, solve_params)
 from pipeline.core.stopping import StageStopped
 from scores.methods import AUTO, AUTO_SCORES
 
 logger = logging.getLogger(__name__)
 
 FOLD_VERSION = "1"
+SELECTION_VERSION = "1"
+"""Version of the cached held-out log-likelihoods of a selection (the ``selection`` artifact)."""
 AUTO_LEVEL = 0.05
 """Level of the sign test by which ``--score auto`` leaves BDeu (the CI tests' default level)."""
 HIGHEST_TOTAL, SIGN_TEST = "highest total", "sign test"
@@ -195,15 +198,39 @@ def run_selection(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     labels, configs = zip(*(candidate_configs(cfg) if candidates is None else candidates))
     n_rows = len(data.frames["data"])
     fold_of_rows(n_rows, cfg.folds, cfg.seed)  # too many folds fails before any learning
+
+    def compute():
+        values, statuses = cross_validate(configs, cache, data, cfg.folds, jobs, executor, report, cfg.solver)
+        columns = [f"fold_{k}" for k in range(cfg.folds)]
+        return {"log_likelihood": pd.DataFrame(values, columns=columns)}, {"statuses": statuses}
+
+    if any(c.budget is not None or c.time_limit is not None for c in configs):  # not final: learned each time
+        frames, meta = compute()
+    else:  # the held-out values are cached as a whole too: a rerun reads one artifact, not every fold's
+        params = {"candidates": [{"restrict": restrict_params(c), "scores": score_params(c), "solve": solve_params(c)}
+                                 for c in configs], "folds": cfg.folds, "seed": cfg.seed, "stage_versions": VERSIONS}
+        art = cache.get_or_compute("selection", SELECTION_VERSION, params, {"data": data.key}, compute)
+        frames, meta = art.frames, art.meta
+    values = frames["log_likelihood"].to_numpy(dtype=float)
+    chosen = RULES[rule](values)
+    logger.info("selected %s by %d-fold cross-validation", labels[chosen], cfg.folds)
+    return SelectionResult(list(labels), values, n_rows, meta["statuses"], chosen, configs[chosen], rule)
+
+
+def cross_validate(configs, cache: StageCache, data: Artifact, folds: int, jobs: int, executor,
+                   report: Callback | None, solver: str) -> tuple[np.ndarray, list[list[str]]]:
+    """The held-out log-likelihood ``[candidate, fold]`` of each configuration and its solves'
+    statuses: the folds found in the cache read here, the others learned by :func:`held_out_fold`
+    (see :func:`run_selection`)."""
     root = str(cache.root.resolve())
-    every = [(c, root, cache.enabled, data, cfg.folds, k) for c in configs for k in range(cfg.folds)]
+    every = [(c, root, cache.enabled, data, folds, k) for c in configs for k in range(folds)]
     found = cached_folds(every) if cache.enabled else {}
     tasks = [task for i, task in enumerate(every) if i not in found]
     count = None
     try:
         if tasks and executor is None and jobs > 1:  # compiled here, loaded by the workers
             ensure_compiled(*configs, run_stages=run_stages)
-        count = TaskCount(report, "selection", cfg.solver, len(every), "networks", done=len(found))
+        count = TaskCount(report, "selection", solver, len(every), "networks", done=len(found))
         learned = iter(map_tasks(held_out_fold, tasks, jobs, executor, count.done))
         results = [found[i] if i in found else next(learned) for i in range(len(every))]
     except STOPPED:
@@ -212,11 +239,9 @@ def run_selection(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
         done = 0 if count is None else count.count
         raise StageStopped("selection", stop_requested() or signal.SIGINT,
                            during=f"the selection ({done} of {len(every)} networks learned)") from None
-    values = np.array([value for value, _ in results]).reshape(len(configs), cfg.folds)
-    statuses = [[status for _, status in results[c * cfg.folds:(c + 1) * cfg.folds]] for c in range(len(configs))]
-    chosen = RULES[rule](values)
-    logger.info("selected %s by %d-fold cross-validation", labels[chosen], cfg.folds)
-    return SelectionResult(list(labels), values, n_rows, statuses, chosen, configs[chosen], rule)
+    values = np.array([value for value, _ in results]).reshape(len(configs), folds)
+    statuses = [[status for _, status in results[c * folds:(c + 1) * folds]] for c in range(len(configs))]
+    return values, statuses
 
 
 def cached_folds(tasks: list[tuple]) -> dict[int, tuple[float, str]]:

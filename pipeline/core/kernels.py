@@ -50,7 +50,6 @@ from pipeline.core.cache import StageCache
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import BUDGET, KNOWLEDGE, SOURCES, TABLE_SOLVERS
 from pipeline.core.stopping import StageStopped, check_stop
-from scores.methods import AUTO, AUTO_SCORES
 from search.methods import HILL_CLIMBERS
 
 logger = logging.getLogger(__name__)
@@ -100,6 +99,7 @@ def kernel_groups(cfg: RunConfig, n_jobs: int = 1) -> list[KernelGroup]:
     variants of the CI kernels, which numba caches apart); the table solvers on
     :data:`WARM_UP_TABLE`, GES and SGES on alarm's data as the score table's group; the tabu
     search too where the exact ILP may stop at a limit (:func:`may_polish`)."""
+    cfg = cfg.undecided_score()  # --score auto: qNML's own kernels compile, in a second or so, if it is tried
     climbing = {"restart": max(cfg.restart, 1), "max_iter": None} if cfg.solver in HILL_CLIMBERS else {}
     alarm = replace(cfg, **{**defaults(RESET), "network": "alarm"}, **climbing,
                     time_limit=WARM_UP_ILP_LIMIT if cfg.solver == "ilp" else 2.0,
@@ -108,9 +108,8 @@ def kernel_groups(cfg: RunConfig, n_jobs: int = 1) -> list[KernelGroup]:
     unrestricted = replace(alarm, method="none", palim=min(alarm.palim, 2))
     method = RESTRICTION[cfg.method]
     groups = []
-    if cfg.scores is None and cfg.solver in TABLE_SOLVERS:  # --score auto: both scores it decides between
-        for score in AUTO_SCORES if cfg.score == AUTO else (cfg.score,):
-            groups.append(KernelGroup(f"scores/{score}", replace(unrestricted, score=score), "scores", weight=2.0))
+    if cfg.scores is None and cfg.solver in TABLE_SOLVERS:
+        groups.append(KernelGroup(f"scores/{cfg.score}", unrestricted, "scores", weight=2.0))
     if cfg.scores is None and method.run is not None:
         restrict = replace(alarm, network="asia", rows=500) if cfg.method == "cops" else alarm
         tests = TEST in method.uses
