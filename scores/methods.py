@@ -9,6 +9,8 @@ candidate restriction's ``run(data, arities, settings, *, n_jobs, excluded)`` re
 
 from __future__ import annotations
 
+import math
+
 from hybridbn.options import FLOAT, INT, Choice, Method, Param
 
 MAX_ESS = 1e6
@@ -37,8 +39,10 @@ AUTO = "auto"
 :func:`pipeline.apps.selection.select_config`; a run that does not decide it uses BDeu."""
 AUTO_SCORES = ("bdeu", "qnml")
 """What ``--score auto`` decides between: the reference, kept unless the data prefer the other."""
-AUTO_MIN_FOLDS = 5
-"""Fewest folds on which a one-sided sign test at 0.05 can reject (5 of 5: p = 1/32)."""
+AUTO_LEVEL = 0.05
+"""Level of the sign test by which ``--score auto`` leaves BDeu (the CI tests' default level)."""
+AUTO_MIN_FOLDS = math.ceil(math.log2(1 / AUTO_LEVEL))
+"""Fewest folds on which that one-sided sign test can reject: 5 (all 5 better: p = 1/32)."""
 
 SCORE = Choice(
     name="score", default=AUTO, grid="scores", stage="scores", params=(STRUCTURE_PRIOR,),
@@ -46,9 +50,7 @@ SCORE = Choice(
          "every fold of a 5-fold cross-validation (BDeu alone with a time limit, a budget, --select or over 100 "
          "variables)",
     methods=(
-        Method(AUTO, "BDeu, or qNML with the arc prior where it predicts held-out rows better on every fold of "
-               "a 5-fold cross-validation (a sign test at 0.05; see docs/user-guide.md); BDeu where the run cannot "
-               "cross-validate", score_table, (ESS,)),
+        Method(AUTO, "BDeu or qNML, decided by a cross-validation (docs/user-guide.md)", score_table, (ESS,)),
         Method("bdeu", "Bayesian Dirichlet equivalent uniform (Heckerman et al. 1995)", score_table, (ESS,)),
         Method("bic", "Bayesian information criterion", score_table),
         Method("aic", "Akaike information criterion", score_table),

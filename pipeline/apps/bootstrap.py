@@ -33,9 +33,9 @@ from graphs.pdag import dag_to_cpdag, pdag_to_dag
 from hybridbn.interrupt import stop_requested
 from hybridbn.progress import Callback, TaskCount
 from pipeline.apps.pictures import draw, strength_drawing
-from pipeline.core.cache import Artifact, NotCached, StageCache
+from pipeline.core.cache import Artifact, StageCache
 from pipeline.core.config import RunConfig
-from pipeline.core.executors import STOPPED, map_tasks
+from pipeline.core.executors import STOPPED, cached_results, map_tasks
 from pipeline.core.kernels import ensure_compiled
 from pipeline.core.stages import STAGES, dag_of, model_stages, names_of, run_stages, true_dag
 from pipeline.core.stopping import StageStopped
@@ -173,8 +173,9 @@ def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     threshold. ``report`` receives a progress record (stage ``bootstrap``, ``networks`` done of
     all) as each network is learned. A stop request raises :class:`BootstrapStopped`."""
     root = str(cache.root.resolve())
-    results = cached_replicates(cfg, root, data) if cache.enabled else {}
-    tasks = [(cfg, root, cache.enabled, data, b) for b in range(cfg.bootstrap) if b not in results]
+    every = [(cfg, root, cache.enabled, data, b) for b in range(cfg.bootstrap)]
+    results = cached_results(learn_replicate, every) if cache.enabled else {}  # keyed by replicate number
+    tasks = [task for b, task in enumerate(every) if b not in results]
     count = None
     try:
         if tasks and executor is None and jobs > 1:  # compiled here, loaded by the workers
@@ -199,18 +200,6 @@ def run_bootstrap(cfg: RunConfig, cache: StageCache, data: Artifact, jobs: int =
     return BootstrapResult(names, strength, direction, threshold, rule, averaged,
                            [results[b][1] for b in range(cfg.bootstrap)], cfg.seed,
                            None if truth is None else evaluate_averaged(averaged, truth))
-
-
-def cached_replicates(cfg: RunConfig, cache_root: str, data: Artifact) -> dict[int, tuple[np.ndarray, str]]:
-    """The replicates whose stages are all in the cache, read in this process, so that a rerun
-    starts no worker process (keyed by replicate number, as :func:`learn_replicate` returns them)."""
-    found = {}
-    for b in range(cfg.bootstrap):
-        try:
-            found[b] = learn_replicate(cfg, cache_root, True, data, b, read_only=True)
-        except NotCached:
-            pass
-    return found
 
 
 def evaluate_averaged(averaged: np.ndarray, network: str) -> dict[str, Any]:

@@ -41,23 +41,21 @@ from bayesnet.dataset import Dataset
 from bayesnet.fitting import fit_cpts, log_likelihood
 from hybridbn.interrupt import stop_requested
 from hybridbn.progress import Callback, TaskCount
-from pipeline.core.cache import Artifact, NotCached, StageCache
+from pipeline.core.cache import Artifact, StageCache
 from pipeline.core.config import RunConfig, candidate_configs
 from pipeline.core.declarations import PARAMS, ConfigError
-from pipeline.core.executors import STOPPED, map_tasks
+from pipeline.core.executors import STOPPED, cached_results, map_tasks
 from pipeline.core.kernels import ensure_compiled
 from pipeline.core.stages import (STAGES, VERSIONS, dag_of, dataset_of, model_stages, restrict_params, run_stages,
                                   score_params, solve_params)
 from pipeline.core.stopping import StageStopped
-from scores.methods import AUTO, AUTO_SCORES
+from scores.methods import AUTO, AUTO_LEVEL, AUTO_SCORES
 
 logger = logging.getLogger(__name__)
 
 FOLD_VERSION = "1"
 SELECTION_VERSION = "1"
 """Version of the cached held-out log-likelihoods of a selection (the ``selection`` artifact)."""
-AUTO_LEVEL = 0.05
-"""Level of the sign test by which ``--score auto`` leaves BDeu (the CI tests' default level)."""
 HIGHEST_TOTAL, SIGN_TEST = "highest total", "sign test"
 AUTO_QNML_PRIOR = 1.0
 """Arc prior ``E`` of the qNML setting of ``--score auto`` where the run has none."""
@@ -152,7 +150,7 @@ class SelectionResult:
         scores = ", ".join(f"{label} {value:.4f}" for label, value in zip(self.labels, self.per_row))
         folds = self.log_likelihood.shape[1]
         if self.rule == SIGN_TEST:
-            wins = int((self.log_likelihood[1] > self.log_likelihood[0]).sum())
+            wins = folds_better(self.log_likelihood)
             return (f"selection : {self.labels[self.chosen]} by --score auto: {self.labels[1]} predicted the "
                     f"held-out rows better on {wins} of {folds} folds (sign test p = {sign_test_p(wins, folds):.3f}, "
                     f"{'at most' if self.chosen else 'above'} {AUTO_LEVEL:g}; per row {scores})")
@@ -224,7 +222,7 @@ def cross_validate(configs, cache: StageCache, data: Artifact, folds: int, jobs:
     (see :func:`run_selection`)."""
     root = str(cache.root.resolve())
     every = [(c, root, cache.enabled, data, folds, k) for c in configs for k in range(folds)]
-    found = cached_folds(every) if cache.enabled else {}
+    found = cached_results(held_out_fold, every) if cache.enabled else {}
     tasks = [task for i, task in enumerate(every) if i not in found]
     count = None
     try:
@@ -244,18 +242,6 @@ def cross_validate(configs, cache: StageCache, data: Artifact, folds: int, jobs:
     return values, statuses
 
 
-def cached_folds(tasks: list[tuple]) -> dict[int, tuple[float, str]]:
-    """The tasks of :func:`held_out_fold` whose stages are all in the cache, read in this process
-    (by position), so that a rerun starts no worker process."""
-    found = {}
-    for i, task in enumerate(tasks):
-        try:
-            found[i] = held_out_fold(*task, read_only=True)
-        except NotCached:
-            pass
-    return found
-
-
 # ------------------------------------------------------------------------------ the rules
 def highest_total(log_likelihood: np.ndarray) -> int:
     """The candidate of highest held-out log-likelihood summed over the folds (the first of equals),
@@ -268,13 +254,17 @@ def sign_test_p(wins: int, folds: int) -> float:
     return sum(math.comb(folds, k) for k in range(wins, folds + 1)) / 2.0 ** folds
 
 
+def folds_better(log_likelihood: np.ndarray) -> int:
+    """On how many folds the second candidate predicts the held-out rows better than the first."""
+    return int((log_likelihood[1] > log_likelihood[0]).sum())
+
+
 def unless_consistently_better(log_likelihood: np.ndarray, level: float = AUTO_LEVEL) -> int:
     """The first candidate (the reference), unless the second predicts the held-out rows better on
     so many folds that a one-sided sign test rejects "no better" at ``level`` (with 5 folds: on
     every fold). A conservative rule: a change of setting must show on the folds one by one, not
     only in their total, which one fold's large difference can decide."""
-    wins = int((log_likelihood[1] > log_likelihood[0]).sum())
-    return 1 if sign_test_p(wins, log_likelihood.shape[1]) <= level else 0
+    return 1 if sign_test_p(folds_better(log_likelihood), log_likelihood.shape[1]) <= level else 0
 
 
 RULES = {HIGHEST_TOTAL: highest_total, SIGN_TEST: unless_consistently_better}

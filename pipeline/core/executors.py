@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from hybridbn import interrupt
 from hybridbn.errors import HybridBNError
-from pipeline.core.cache import StageInterrupted
+from pipeline.core.cache import NotCached, StageInterrupted
 from pipeline.core.stopping import StageStopped
 
 logger = logging.getLogger(__name__)
@@ -204,6 +204,19 @@ class LocalExecutor:
                     process.kill()
             self._pool.shutdown(wait=not cancel, cancel_futures=cancel)
             self._pool = None
+
+
+def cached_results(fn: Callable[..., Any], tasks: Sequence[tuple]) -> dict[int, Any]:
+    """``fn(*task, read_only=True)`` of each task whose stages are all in the cache, by position,
+    read in this process, so that a rerun starts no worker process (the others raise
+    :class:`pipeline.core.cache.NotCached` and are left to :func:`map_tasks`)."""
+    found = {}
+    for i, task in enumerate(tasks):
+        try:
+            found[i] = fn(*task, read_only=True)
+        except NotCached:
+            pass
+    return found
 
 
 def map_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], jobs: int = 1, executor=None,
