@@ -178,24 +178,25 @@ def bnlearn_available() -> bool:
 
 def bnlearn(algorithm: str) -> Callable[[Sample], np.ndarray]:
     """bnlearn's ``algorithm`` through Rscript: its arcs (an undirected edge is listed both ways)."""
+    return lambda sample: bnlearn_arcs(sample, BNLEARN_CALLS[algorithm].format(alpha=ALPHA))
 
-    def learn(sample: Sample) -> np.ndarray:
-        with tempfile.TemporaryDirectory() as tmp:
-            data, arcs = os.path.join(tmp, "data.csv"), os.path.join(tmp, "arcs.csv")
-            # bnlearn refuses a variable with one observed level; it can have no arc anyway
-            varying = [name for name in sample.frame.columns if sample.frame[name].nunique() > 1]
-            sample.frame[varying].to_csv(data, index=False)
-            call = BNLEARN_CALLS[algorithm].format(alpha=ALPHA)
-            # na.strings: a state named "NA" (pathfinder has them) is a state, not a missing value
-            script = (f"suppressMessages(library(bnlearn)); d <- read.csv('{data}', colClasses = 'factor', "
-                      f"check.names = FALSE, na.strings = character(0)); g <- {call}; "
-                      f"write.csv(arcs(g), '{arcs}', row.names = FALSE)")
-            subprocess.run(["Rscript", "-e", script], check=True, capture_output=True)
-            found = pd.read_csv(arcs, dtype=str, keep_default_na=False)
-        index = {name: k for k, name in enumerate(sample.names)}
-        return pdag_from_edges(len(index), [(index[u], index[v]) for u, v in zip(found["from"], found["to"])])
 
-    return learn
+def bnlearn_arcs(sample: Sample, call: str) -> np.ndarray:
+    """The arcs of the graph that the R expression ``call`` returns for the data frame ``d``, run
+    by Rscript on ``sample`` (an undirected edge is listed both ways)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data, arcs = os.path.join(tmp, "data.csv"), os.path.join(tmp, "arcs.csv")
+        # bnlearn refuses a variable with one observed level; it can have no arc anyway
+        varying = [name for name in sample.frame.columns if sample.frame[name].nunique() > 1]
+        sample.frame[varying].to_csv(data, index=False)
+        # na.strings: a state named "NA" (pathfinder has them) is a state, not a missing value
+        script = (f"suppressMessages(library(bnlearn)); d <- read.csv('{data}', colClasses = 'factor', "
+                  f"check.names = FALSE, na.strings = character(0)); g <- {call}; "
+                  f"write.csv(arcs(g), '{arcs}', row.names = FALSE)")
+        subprocess.run(["Rscript", "-e", script], check=True, capture_output=True)
+        found = pd.read_csv(arcs, dtype=str, keep_default_na=False)
+    index = {name: k for k, name in enumerate(sample.names)}
+    return pdag_from_edges(len(index), [(index[u], index[v]) for u, v in zip(found["from"], found["to"])])
 
 
 # ------------------------------------------------------------------------- registry

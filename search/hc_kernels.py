@@ -31,8 +31,9 @@ ADD, DELETE, REVERSE = 0, 1, 2
 """Move kinds, on a candidate arc ``p -> v``."""
 
 CONVERGED, STEPS_DONE, NEEDS_FAMILIES = 0, 1, 2
-"""Why :func:`climb` returned: no move left (hill climbing) or ``max_tabu`` steps without a new
-best (tabu search); its step budget spent; some families must be scored first."""
+"""Why :func:`climb` returned: no move left (hill climbing) or ``max_tabu`` moves that did not
+improve since the last new best (tabu search); its step budget spent; some families must be
+scored first."""
 
 STAMP, VISIT, TABU_NEXT, TABU_FILLED, STALE, N_NEED = range(6)
 """Slots of ``Graph.counters``: move-rejection stamp, cycle-test stamp, next tabu slot, tabu
@@ -67,13 +68,15 @@ class Families(NamedTuple):
 
 class Moves(NamedTuple):
     """Candidate arcs ``parent[q] -> child[q]``, grouped by child (``ptr``); ``reverse[q]`` is the
-    candidate arc ``child[q] -> parent[q]`` or -1; ``required[q]`` whether the arc must stay."""
+    candidate arc ``child[q] -> parent[q]`` or -1; ``required[q]`` whether the arc must stay;
+    ``scan`` the candidates in the order moves are compared, by parent and then child (bnlearn's)."""
 
     ptr: np.ndarray
     parent: np.ndarray
     child: np.ndarray
     reverse: np.ndarray
     required: np.ndarray
+    scan: np.ndarray
 
 
 class Graph(NamedTuple):
@@ -419,21 +422,24 @@ def creates_cycle(fam, moves, graph, q, op):
 
 
 @njit(cache=True, nogil=True)
-def select_move(fam, moves, graph, floor, use_tabu):
-    """The legal move of largest delta above ``floor`` (first in arc order on ties), not leading to
-    a tabu graph when ``use_tabu``: ``(q, op)``, ``q = -1`` if none. Cycles are tested on the best
-    candidate only; a rejected one is marked and the scan repeated."""
+def select_move(fam, moves, graph, floor, tol, use_tabu):
+    """The legal move of largest delta above ``floor``, not leading to a tabu graph when
+    ``use_tabu``: ``(q, op)``, ``q = -1`` if none. Moves are compared as bnlearn's ``hc`` and
+    ``tabu`` compare them, so that ties go the same way: all additions, then all deletions, then all
+    reversals, each in ``moves.scan`` order, and a later move replaces the best so far only when
+    it is larger by more than ``tol``. Cycles are tested on the best candidate only; a rejected one
+    is marked and the scan repeated."""
     graph.counters[STAMP] += 1
     stamp = graph.counters[STAMP]
     arc, delta, reverse, rejected, tabu = graph.arc, graph.delta, moves.reverse, graph.rejected, graph.tabu
     filled = graph.counters[TABU_FILLED]
     while True:
         best, best_q, best_op = floor, -1, ADD
-        for q in range(reverse.size):
-            for op in range(3):
+        for op in range(3):
+            for q in moves.scan:
                 if applies(arc, reverse, q, op):
                     d = move_delta(delta, reverse, q, op)
-                    if (d > best and rejected[3 * q + op] != stamp
+                    if (d - best > tol and rejected[3 * q + op] != stamp
                             and not (use_tabu and _holds(tabu, filled, moved_hash(fam, moves, graph, q, op)))):
                         best, best_q, best_op = d, q, op
         if best_q < 0 or not creates_cycle(fam, moves, graph, best_q, best_op):
@@ -456,25 +462,26 @@ def apply_move(fam, moves, graph, q, op, open_palim):
 
 @njit(cache=True, nogil=True)
 def climb(fam, moves, graph, use_tabu, max_tabu, tol, open_palim, max_steps):
-    """At most ``max_steps`` steps of hill climbing (best move improving by more than ``tol``) or,
-    with ``use_tabu``, of tabu search (best non-tabu move, improving or not, until ``max_tabu``
-    steps in a row leave the climb's best unimproved): ``(reason, steps taken)``."""
-    floor = -np.inf if use_tabu else tol
+    """At most ``max_steps`` steps of hill climbing (the best move improving by more than ``tol``)
+    or, with ``use_tabu``, of bnlearn's tabu search: the best improving move not leading to a tabu
+    graph; where there is none, the best non-tabu move, unless ``max_tabu`` such moves have been
+    made since the last new best. Returns ``(reason, steps taken)``."""
     for step in range(max_steps):
-        q, op = select_move(fam, moves, graph, floor, use_tabu)
+        q, op = select_move(fam, moves, graph, 0.0, tol, use_tabu)
         if q < 0:
-            return CONVERGED, step
+            if not use_tabu or graph.counters[STALE] >= max_tabu:
+                return CONVERGED, step
+            graph.counters[STALE] += 1
+            q, op = select_move(fam, moves, graph, -np.inf, tol, use_tabu)
+            if q < 0:
+                return CONVERGED, step
         apply_move(fam, moves, graph, q, op, open_palim)
-        if not use_tabu or graph.values[CURRENT] > graph.values[BEST] + tol:
+        if graph.values[CURRENT] > graph.values[BEST] + tol:
             graph.values[BEST] = graph.values[CURRENT]
             graph.best_row[:] = graph.row
             graph.counters[STALE] = 0
-        else:
-            graph.counters[STALE] += 1
         if use_tabu:
             _remember(graph)
-            if graph.counters[STALE] >= max_tabu:
-                return CONVERGED, step + 1
         if graph.counters[N_NEED] > 0:
             return NEEDS_FAMILIES, step + 1
     return STEPS_DONE, max_steps

@@ -2,7 +2,9 @@
 
 Greedy search in the space of DAGs (Russell & Norvig 2009, chapter 4; Daly & Shen 2007 for the
 cached score deltas): each step applies the legal single-arc addition, deletion or reversal of
-largest score change. **The search moves within the table's families.** A move is legal when the
+largest score change, ties broken as bnlearn breaks them (additions, then deletions, then
+reversals, each by parent and then child; a later move wins only by more than the tolerance
+below), so that both take the same path. **The search moves within the table's families.** A move is legal when the
 graph stays acyclic and each changed child gets a family of the table: the new parent set itself
 when it is a row, otherwise (the table pruned it) the best row inside it that keeps the arc just
 added, which exact pruning (``scores.candidates``) guarantees to score at least as well, as
@@ -15,9 +17,10 @@ families without them are dropped), forbidden arcs never added.
 * **Hill climbing** stops at a local optimum: no move improves the score by more than a
   tolerance of ``TOL`` times the largest absolute family score (float noise, e.g. reversing a
   covered arc under a score-equivalent score, is not an improvement).
-* **Tabu search** (``tabu > 0``) takes the best move that does not return to one of the last
-  ``tabu`` graphs visited, improving or not, and stops after ``max_tabu`` steps in a row without a
-  new best; it returns the best DAG seen. Graphs are compared by a 64-bit Zobrist hash of their
+* **Tabu search** (``tabu > 0``) takes the best improving move that does not return to one of
+  the last ``tabu`` graphs visited; where there is none, the best such move that does not
+  improve, and it stops where it would need more than ``max_tabu`` of those since its last new
+  best (bnlearn's rule); it returns the best DAG seen. Graphs are compared by a 64-bit Zobrist hash of their
   arc sets (a collision, odds about ``2^-64`` per pair, could only make one move tabu wrongly).
 * **Random restarts**: after a climb ends, the best DAG so far is perturbed by ``perturb``
   random legal moves (each drawn uniformly among the legal additions, deletions and reversals)
@@ -92,10 +95,10 @@ class HillClimbResult:
 @dataclass(frozen=True)
 class SearchSettings:
     """How a search runs (bnlearn's names in brackets): ``tabu`` list length (``tabu``; 0: hill
-    climbing), ``max_tabu`` steps without a new best (``max.tabu``, default ``tabu``), ``max_iter``
-    moves in all (``max.iter``; None: no limit), ``restarts`` (``restart``), ``perturb``
-    random moves per restart (``perturb``), ``time_limit`` seconds, ``seed`` of the perturbations and
-    the ``progress`` callback (:mod:`hybridbn.progress`)."""
+    climbing), ``max_tabu`` moves that do not improve since the last new best (``max.tabu``,
+    default ``tabu``), ``max_iter`` moves in all (``max.iter``; None: no limit), ``restarts``
+    (``restart``), ``perturb`` random moves per restart (``perturb``), ``time_limit`` seconds,
+    ``seed`` of the perturbations and the ``progress`` callback (:mod:`hybridbn.progress`)."""
 
     tabu: int = 0
     max_tabu: int | None = None
@@ -180,8 +183,9 @@ def candidate_moves(n: int, parent: np.ndarray, child: np.ndarray, required: np.
     opposite = parent * n + child
     at = np.minimum(np.searchsorted(codes, opposite), max(codes.size - 1, 0))
     reverse = np.where(codes[at] == opposite, at, -1) if codes.size else at
+    scan = np.lexsort((child, parent)).astype(np.int64)
     return hk.Moves(offsets(np.bincount(child, minlength=n)), parent.astype(np.int32), child.astype(np.int32),
-                    reverse.astype(np.int64), required[parent, child])
+                    reverse.astype(np.int64), required[parent, child], scan)
 
 
 def _new_graph(n: int, width: int, n_moves: int, settings: SearchSettings) -> hk.Graph:

@@ -170,8 +170,8 @@ MAX_ITER = Param("max_iter", INT, None, "with hc / tabu: at most this many arc m
                  grid="max_iter", axis=False, column=False)
 TABU = Param("tabu", INT, 10, "with tabu: length of the tabu list of recent graphs (bnlearn's tabu)", low=1,
              metavar="T", key="tabu", strict=True, grid="tabu", axis=False)
-MAX_TABU = Param("max_tabu", INT, None, "with tabu: moves in a row without a new best before a climb ends "
-                 "(bnlearn's max.tabu; default: --tabu)", low=1, none=True, metavar="T", key="max_tabu",
+MAX_TABU = Param("max_tabu", INT, None, "with tabu: moves that do not improve since the last new best before a "
+                 "climb ends (bnlearn's max.tabu; default: --tabu)", low=1, none=True, metavar="T", key="max_tabu",
                  strict=True, grid="max_tabu", axis=False, column=False)
 GREEDY = (RESTART, PERTURB, MAX_ITER)
 """The parameters hill climbing and tabu search share, keyed at every value (no earlier key holds them)."""

@@ -159,6 +159,40 @@ def test_a_reversal_is_one_move():
     assert result.parent_sets == [(1,), ()] and result.n_iterations == 1
 
 
+@pytest.mark.parametrize("search", [hill_climb, tabu_search])
+def test_ties_go_as_in_bnlearn_first_parent_then_child(search):
+    """Equal gains: 1 -> 0 and 0 -> 1 (score equivalent); 2 -> 0 gains more by float noise only.
+    bnlearn scans additions by parent, then child, and keeps the first of moves within its tolerance."""
+    tie = ScoreTable.from_families([{(): -10.0, (1,): -5.0, (2,): -5.0 + 1e-13},
+                                    {(): -10.0, (0,): -5.0}, {(): -10.0, (0,): -5.0}])
+    first = search(tie, max_iter=1)
+    assert first.parent_sets == [(), (0,), ()]  # 0 -> 1, first in that order; not 1 -> 0 or 2 -> 0
+    assert search(tie).parent_sets == [(), (0,), (0,)]
+
+
+def test_additions_come_before_deletions_and_reversals_of_equal_gain():
+    table = ScoreTable.from_families([{(): -10.0, (2,): -6.0}, {(): -10.0, (0,): -14.0}, {(): -10.0}])
+    result = hill_climb(table, start=[(), (0,), ()], max_iter=1)  # adding 2 -> 0 and deleting 0 -> 1 both gain 4
+    assert result.parent_sets == [(2,), (0,), ()]
+
+
+def test_tabu_search_counts_only_moves_that_do_not_improve():
+    """From the empty graph (score 0) every move loses; 0 -> 1 loses least (-3), then 2 -> 1 gains
+    (-1, still below the best) and 3 -> 1 reaches +2. bnlearn's max.tabu counts only the first move,
+    so max_tabu = 1 lets the search through; counting every move since the best would stop at -3."""
+    table = ScoreTable.from_families([{(): 0.0}, {(): 0.0, (0,): -3.0, (2,): -5.0, (3,): -5.0, (0, 2): -1.0,
+                                                  (0, 3): -10.0, (2, 3): -10.0, (0, 2, 3): 2.0}, {(): 0.0}, {(): 0.0}])
+    assert hill_climb(table).parent_sets == [(), (), (), ()]
+    result = tabu_search(table, max_tabu=1)
+    assert result.parent_sets == [(), (0, 2, 3), (), ()] and result.score == 2.0
+
+
+def test_on_demand_scoring_breaks_ties_as_bnlearn():
+    column = np.random.default_rng(0).integers(0, 2, 500)
+    result = hill_climb_on_data(np.column_stack([column, column]), np.array([2, 2]), palim=None)
+    assert result.parent_sets == [(), (0,)]  # a copied column: 0 -> 1 and 1 -> 0 gain the same
+
+
 def test_a_parent_set_missing_from_the_table_stands_in_by_its_best_subset():
     deletion = ScoreTable.from_families([{(): 0.0}, {(): 0.0}, {(): -1.0, (0, 1): -5.0}])
     result = hill_climb(deletion, start=[(), (), (0, 1)])  # deleting 0 or 1 leaves {1} or {0}: both stand in by {}

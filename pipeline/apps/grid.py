@@ -23,7 +23,7 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     perturb = 1                   #   this many random arc moves (perturb)
     max_iter = 10000              #   at most this many arc moves in all (omit: none)
     tabu = 10                     # tabu: length of the tabu list (bnlearn's tabu)
-    max_tabu = 10                 #   moves without a new best before a climb ends (omit: = tabu)
+    max_tabu = 10                 #   non-improving moves since the last new best (omit: = tabu)
     time_limit = 600              # seconds per solve (omit: none)
     memory_limit = 6000           # megabytes SCIP may hold per ILP solve (omit: none)
     cops_time_limit = 600         # seconds per cops-and-robbers restriction (omit: none)

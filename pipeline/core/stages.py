@@ -65,8 +65,9 @@ logger = logging.getLogger(__name__)
 
 # A version changes when a stage's result changes under the same key: restrict 2 counts a zero-df test
 # dependent (issue 19), 3 decides it by the complement test, 4 leaves a half copy undecided (issue 42);
-# solve 2 polishes an ILP stopped at a limit with tabu search (issue 42).
-VERSIONS = {"data": "1", "restrict": "4", "scores": "1", "solve": "2", "evaluate": "1"}
+# solve 2 polishes an ILP stopped at a limit with tabu search, 3 breaks the greedy searches' ties as
+# bnlearn does (issue 42).
+VERSIONS = {"data": "1", "restrict": "4", "scores": "1", "solve": "3", "evaluate": "1"}
 
 
 def _compiled(cfg: RunConfig, n_jobs: int = 1) -> None:
