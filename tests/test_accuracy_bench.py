@@ -41,6 +41,22 @@ def test_dag_by_name_follows_the_names_not_the_order():
     assert P[2, 5] and P[5, 2] and P.sum() == 2  # a lone arc is reversible
 
 
+def test_shuffled_columns_keep_their_names_and_are_scored_in_their_order():
+    net = load_network("asia")
+    sample = accuracy.draw(net, 50, seed=0)
+    mixed, order = accuracy.shuffled(sample, seed=3)
+    assert sorted(order) == list(range(8)) and list(order) != list(range(8))
+    assert mixed.names == [sample.names[v] for v in order]
+    assert (mixed.codes == sample.codes[:, order]).all()
+    assert (mixed.frame.to_numpy() == sample.frame.to_numpy()[:, order]).all()
+    again, same = accuracy.shuffled(sample, seed=3)
+    assert (same == order).all() and list(accuracy.shuffled(sample, seed=4)[1]) != list(order)
+    truth = dag_to_cpdag(net.adjacency)
+    learned = dag_to_cpdag(net.adjacency[np.ix_(order, order)])  # the true DAG, in the shuffled columns
+    assert accuracy.measure(learned, truth[np.ix_(order, order)])["shd"] == 0
+    assert accuracy.measure(learned, truth)["shd"] > 0
+
+
 def test_settings_parse_and_unknown_options_are_refused():
     assert accuracy.parse_setting("default") == {}
     assert accuracy.parse_setting("palim=none,score=bic,alpha=0.01") == {"palim": None, "score": "bic",
