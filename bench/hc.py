@@ -31,6 +31,7 @@ import numpy as np
 
 from bayesnet.catalog import load_network
 from bayesnet.sampling import forward_sample
+from graphs.dag import parents_from_adjacency
 from ilp import solve_ilp
 from scores.candidates import build_score_table
 from scores.local import local_score_function
@@ -42,6 +43,11 @@ def timed(run):
     t0 = time.process_time()
     result = run()
     return result, time.process_time() - t0
+
+
+def dag_score(scorer, parent_sets) -> float:
+    """A peer's DAG rescored by our local score."""
+    return float(sum(scorer(v, ps) for v, ps in enumerate(parent_sets)))
 
 
 def load_kernels() -> None:
@@ -77,28 +83,24 @@ def against_bnlearn(network: str, rows: int, seeds: int) -> None:
     """Print, per sample and search, whether our DAG is bnlearn's, and both scores."""
     from bayesnet.dataset import Dataset
     from bench.accuracy import draw
-    from bench.peer_learners import Sample, bnlearn_arcs
+    from bench.peer_learners import Sample, bnlearn_arcs, varying_columns
 
     model = load_network(network)
     load_kernels()
     same = dict.fromkeys(BNLEARN_SEARCHES, 0)
     print(f"{'search':6s} {'seed':>4s} {'same DAG':>8s} {'ours':>14s} {'bnlearn':>14s} {'our CPU s':>9s}")
     for seed in range(seeds):
-        frame = draw(model, rows, seed).frame
-        # bnlearn's data: factors of the observed states, no column of a single state (it refuses them)
-        frame = frame[[name for name in frame.columns if frame[name].nunique() > 1]]
+        frame = varying_columns(draw(model, rows, seed).frame)  # as bnlearn gets it: observed states only
         observed = Dataset.from_frame(frame)
         sample = Sample(codes=observed.data, frame=frame)
         scorer = local_score_function(observed.data, observed.arities)
         for name, (call, options) in BNLEARN_SEARCHES.items():
             ours, seconds = timed(lambda: hill_climb_on_data(observed.data, observed.arities, palim=None, **options))
-            theirs = bnlearn_arcs(sample, call)
-            theirs_sets = [tuple(np.flatnonzero(theirs[:, v])) for v in range(len(observed.arities))]
-            identical = [tuple(sorted(ps)) for ps in ours.parent_sets] == theirs_sets
+            theirs = parents_from_adjacency(bnlearn_arcs(sample, call))
+            identical = [tuple(sorted(ps)) for ps in ours.parent_sets] == theirs
             same[name] += identical
-            bnlearn_score = float(sum(scorer(v, ps) for v, ps in enumerate(theirs_sets)))
-            print(f"{name:6s} {seed:4d} {'yes' if identical else 'no':>8s} {ours.score:14.3f} {bnlearn_score:14.3f} "
-                  f"{seconds:9.2f}")
+            print(f"{name:6s} {seed:4d} {'yes' if identical else 'no':>8s} {ours.score:14.3f} "
+                  f"{dag_score(scorer, theirs):14.3f} {seconds:9.2f}")
     print(f"{network}, {rows} rows: " + ", ".join(f"{name} {k} of {seeds} the same DAG" for name, k in same.items()))
 
 
@@ -148,8 +150,7 @@ def main(argv=None) -> None:
         for label, algorithm in (("pyAgrum greedy hill climbing", "useGreedyHillClimbing"),
                                  ("pyAgrum tabu list", "useLocalSearchWithTabuList")):
             parent_sets, seconds = timed(lambda: agrum_parent_sets(frame, algorithm, args.palim))
-            score = float(sum(scorer(v, ps) for v, ps in enumerate(parent_sets)))
-            rows.append((label, seconds, score, parent_sets, "rescored"))
+            rows.append((label, seconds, dag_score(scorer, parent_sets), parent_sets, "rescored"))
 
     print(f"{'method':34s} {'CPU s':>8s} {'score':>14s} {'optimum - score':>16s} {'arcs':>5s}")
     for label, seconds, score, parent_sets, note in rows:

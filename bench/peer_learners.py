@@ -181,14 +181,18 @@ def bnlearn(algorithm: str) -> Callable[[Sample], np.ndarray]:
     return lambda sample: bnlearn_arcs(sample, BNLEARN_CALLS[algorithm].format(alpha=ALPHA))
 
 
+def varying_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns bnlearn accepts: it refuses a variable with one observed level (which can have
+    no arc anyway)."""
+    return frame[[name for name in frame.columns if frame[name].nunique() > 1]]
+
+
 def bnlearn_arcs(sample: Sample, call: str) -> np.ndarray:
     """The arcs of the graph that the R expression ``call`` returns for the data frame ``d``, run
     by Rscript on ``sample`` (an undirected edge is listed both ways)."""
     with tempfile.TemporaryDirectory() as tmp:
         data, arcs = os.path.join(tmp, "data.csv"), os.path.join(tmp, "arcs.csv")
-        # bnlearn refuses a variable with one observed level; it can have no arc anyway
-        varying = [name for name in sample.frame.columns if sample.frame[name].nunique() > 1]
-        sample.frame[varying].to_csv(data, index=False)
+        varying_columns(sample.frame).to_csv(data, index=False)
         # na.strings: a state named "NA" (pathfinder has them) is a state, not a missing value
         script = (f"suppressMessages(library(bnlearn)); d <- read.csv('{data}', colClasses = 'factor', "
                   f"check.names = FALSE, na.strings = character(0)); g <- {call}; "

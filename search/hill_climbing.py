@@ -3,16 +3,16 @@
 Greedy search in the space of DAGs (Russell & Norvig 2009, chapter 4; Daly & Shen 2007 for the
 cached score deltas): each step applies the legal single-arc addition, deletion or reversal of
 largest score change, ties broken as bnlearn breaks them (additions, then deletions, then
-reversals, each by parent and then child; a later move wins only by more than the tolerance
-below), so that both take the same path. **The search moves within the table's families.** A move is legal when the
-graph stays acyclic and each changed child gets a family of the table: the new parent set itself
-when it is a row, otherwise (the table pruned it) the best row inside it that keeps the arc just
-added, which exact pruning (``scores.candidates``) guarantees to score at least as well, as
+reversals, each by parent and then child; a later move wins only by more than the tolerance below),
+so that both take the same path. **The search moves within the table's families.** A move is legal
+when the graph stays acyclic and each changed child gets a family of the table: the new parent set
+itself when it is a row, otherwise (the table pruned it) the best row inside it that keeps the arc
+just added, which exact pruning (``scores.candidates``) guarantees to score at least as well, as
 ``bps`` does in Silander & Myllymäki (2006). So each child always holds a table family, the DAG's
-score is the sum of its rows, and on an unpruned table the search is exactly bnlearn's. Parent
-sets larger than the table's largest family are not reached; the table also enforces the parent
-limit, the restriction and forbidden arcs. Required arcs are neither deleted nor reversed (the
-families without them are dropped), forbidden arcs never added.
+score is the sum of its rows, and on an unpruned table the search is exactly bnlearn's. Parent sets
+larger than the table's largest family are not reached; the table also enforces the parent limit,
+the restriction and forbidden arcs. Required arcs are neither deleted nor reversed (the families
+without them are dropped), forbidden arcs never added.
 
 * **Hill climbing** stops at a local optimum: no move improves the score by more than a
   tolerance of ``TOL`` times the largest absolute family score (float noise, e.g. reversing a
@@ -20,8 +20,8 @@ families without them are dropped), forbidden arcs never added.
 * **Tabu search** (``tabu > 0``) takes the best improving move that does not return to one of
   the last ``tabu`` graphs visited; where there is none, the best such move that does not
   improve, and it stops where it would need more than ``max_tabu`` of those since its last new
-  best (bnlearn's rule); it returns the best DAG seen. Graphs are compared by a 64-bit Zobrist hash of their
-  arc sets (a collision, odds about ``2^-64`` per pair, could only make one move tabu wrongly).
+  best (bnlearn's rule); it returns the best DAG seen. Graphs are compared by a 64-bit Zobrist
+  hash of their arc sets (a collision, odds about ``2^-64`` per pair, could only make one move tabu wrongly).
 * **Random restarts**: after a climb ends, the best DAG so far is perturbed by ``perturb``
   random legal moves (each drawn uniformly among the legal additions, deletions and reversals)
   and the climb starts again, ``restarts`` times; the best DAG of all climbs is returned.
@@ -55,7 +55,8 @@ from search import hc_kernels as hk
 logger = logging.getLogger(__name__)
 
 TOL = 1e-12
-"""Relative improvement tolerance, times the largest absolute family score of the store."""
+"""Relative tolerance, times the largest absolute family score of the store: a move must improve
+the score, and beat an earlier move of the scan, by more than it."""
 
 CHUNK_SECONDS = 0.25
 """Target seconds of one compiled chunk of steps: limits, stop requests and progress are checked between."""
