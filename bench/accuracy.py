@@ -50,7 +50,7 @@ from pipeline.core.overrides import parse_overrides
 
 NETWORKS = ["asia", "child", "insurance", "water", "alarm", "barley", "hailfinder", "hepar2"]
 OURS = ["default", "structure_prior=1", "method=none,structure_prior=1", "score=qnml,structure_prior=1",
-        "structure_prior=1,select=method=none;score=qnml", "palim=4",
+        "structure_prior=1,alpha=0.5,select=method=none;score=qnml", "palim=4",
         "score=bic", "method=pmms", "method=candidates", "add_candidates=2", "bootstrap=10",
         "method=pc,solver=hc", "method=pc,solver=tabu", "method=mmpc", "method=mmpc,solver=hc"]
 FIELDS = ["network", "rows", "seed", "learner", "status", "shd", "f1", "precision", "recall", "seconds", "score"]

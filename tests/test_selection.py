@@ -18,10 +18,11 @@ from bayesnet.dataset import Dataset
 from bayesnet.fitting import fit_cpts, log_likelihood
 from bayesnet.sampling import forward_sample
 from pipeline.core.cache import StageCache
-from pipeline.core.config import RunConfig
+from pipeline.core.config import RunConfig, candidate_configs
 from pipeline.core.declarations import ConfigError
 from pipeline.apps.grid import parse_grid, run_grid
 from pipeline.apps.selection import fold_of_rows
+from pipeline.core.stages import restrict_params, score_params
 from pipeline.core.overrides import parse_candidates, parse_overrides
 
 ASIA = {"rows": 400, "seed": 2}
@@ -73,6 +74,17 @@ def test_overrides_are_typed_by_their_declarations():
         "palim": None, "ess": 10.0, "method": "none", "within_bags": True, "test": "x2"}
     candidates = parse_candidates("method=none; score=qnml,ess=2;")
     assert candidates == [{"method": "none"}, {"score": "qnml", "ess": 2.0}, {}]
+
+
+def test_a_run_option_reaches_the_candidates_whose_method_takes_it():
+    """The recommended ``--alpha 0.5 --select "method=none; score=qnml"``: the PC candidate tests
+    at 0.5, the unrestricted one has no test, so its stages are those of a run without --alpha."""
+    cfg = RunConfig(network="asia", structure_prior=1, alpha=0.5, select="method=none; score=qnml").validated()
+    (_, unrestricted), (_, pc_qnml) = candidate_configs(cfg)
+    plain, _ = candidate_configs(RunConfig(network="asia", structure_prior=1, select="method=none; score=qnml").validated())
+    assert restrict_params(unrestricted) == restrict_params(plain[1]) == {"method": "none"}
+    assert restrict_params(pc_qnml)["alpha"] == 0.5 and score_params(pc_qnml)["score"] == "qnml"
+    assert score_params(unrestricted) == score_params(plain[1])
 
 
 @pytest.mark.parametrize("select,message", [

@@ -79,7 +79,7 @@ examples:
   python run.py --network alarm --write-scores alarm.jkl && python run.py --scores alarm.jkl
   python run.py --network alarm --palim 4 --budget 60  # restriction + scoring + solving in 60 s
   python run.py --network asia --rows 1000 --bootstrap 50 -j 2  # arc strengths, averaged network
-  python run.py --network alarm --structure-prior 1 --select "method=none; score=qnml"  # by 5-fold CV
+  python run.py --network alarm --structure-prior 1 --alpha 0.5 --select "method=none; score=qnml"  # by 5-fold CV
   python run.py --list-networks
   python run.py grid grids/thesis-alpha.toml --jobs 2      # experiment grid (see docs/hpc.md)
   python run.py report output/grid-thesis-alpha/results.parquet
