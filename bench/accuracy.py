@@ -234,10 +234,10 @@ def run(args, settings: dict[str, dict], peers: list[str], out: Path) -> pd.Data
                         if (name, rows, seed, learner) in seen:
                             continue
                         if sample is None:
-                            sample, order = draw(net, rows, seed), np.arange(len(truth))
+                            sample, case_truth = draw(net, rows, seed), truth
                             if args.column_order == "random":
                                 sample, order = shuffled(sample, seed)
-                            case_truth = truth[np.ix_(order, order)]
+                                case_truth = truth[np.ix_(order, order)]
                         row = {"network": name, "rows": rows, "seed": seed, "learner": learner}
                         if missing.get(learner):
                             row["status"] = missing[learner]

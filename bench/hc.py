@@ -31,23 +31,19 @@ import numpy as np
 
 from bayesnet.catalog import load_network
 from bayesnet.sampling import forward_sample
-from graphs.dag import parents_from_adjacency
+from graphs.dag import adjacency_from_parents, parents_from_adjacency
 from ilp import solve_ilp
 from scores.candidates import build_score_table
 from scores.local import local_score_function
 from scores.table import ScoreTable
 from search.hill_climbing import hill_climb, hill_climb_on_data, tabu_search
+from search.score_cache import LocalScoreCache
 
 
 def timed(run):
     t0 = time.process_time()
     result = run()
     return result, time.process_time() - t0
-
-
-def dag_score(scorer, parent_sets) -> float:
-    """A peer's DAG rescored by our local score."""
-    return float(sum(scorer(v, ps) for v, ps in enumerate(parent_sets)))
 
 
 def load_kernels() -> None:
@@ -93,14 +89,14 @@ def against_bnlearn(network: str, rows: int, seeds: int) -> None:
         frame = varying_columns(draw(model, rows, seed).frame)  # as bnlearn gets it: observed states only
         observed = Dataset.from_frame(frame)
         sample = Sample(codes=observed.data, frame=frame)
-        scorer = local_score_function(observed.data, observed.arities)
+        scorer = LocalScoreCache(local_score_function(observed.data, observed.arities), len(observed.arities))
         for name, (call, options) in BNLEARN_SEARCHES.items():
             ours, seconds = timed(lambda: hill_climb_on_data(observed.data, observed.arities, palim=None, **options))
-            theirs = parents_from_adjacency(bnlearn_arcs(sample, call))
-            identical = [tuple(sorted(ps)) for ps in ours.parent_sets] == theirs
+            theirs = bnlearn_arcs(sample, call)
+            identical = [tuple(sorted(ps)) for ps in ours.parent_sets] == parents_from_adjacency(theirs)
             same[name] += identical
             print(f"{name:6s} {seed:4d} {'yes' if identical else 'no':>8s} {ours.score:14.3f} "
-                  f"{dag_score(scorer, theirs):14.3f} {seconds:9.2f}")
+                  f"{scorer.dag_score(theirs):14.3f} {seconds:9.2f}")
     print(f"{network}, {rows} rows: " + ", ".join(f"{name} {k} of {seeds} the same DAG" for name, k in same.items()))
 
 
@@ -126,7 +122,7 @@ def main(argv=None) -> None:
           f"{table.n_candidates} families ({t_table:.1f} CPU s)")
     exact, t_exact = timed(lambda: solve_ilp(table, time_limit=args.ilp_time_limit))
     optimum = exact.objective
-    scorer = local_score_function(data, arities)
+    scorer = LocalScoreCache(local_score_function(data, arities), len(arities))
 
     load_kernels()
     rows = [("ILP (exact)", t_exact, optimum, exact.parent_sets, exact.status)]
@@ -150,7 +146,8 @@ def main(argv=None) -> None:
         for label, algorithm in (("pyAgrum greedy hill climbing", "useGreedyHillClimbing"),
                                  ("pyAgrum tabu list", "useLocalSearchWithTabuList")):
             parent_sets, seconds = timed(lambda: agrum_parent_sets(frame, algorithm, args.palim))
-            rows.append((label, seconds, dag_score(scorer, parent_sets), parent_sets, "rescored"))
+            rows.append((label, seconds, scorer.dag_score(adjacency_from_parents(parent_sets)),
+                         parent_sets, "rescored"))
 
     print(f"{'method':34s} {'CPU s':>8s} {'score':>14s} {'optimum - score':>16s} {'arcs':>5s}")
     for label, seconds, score, parent_sets, note in rows:
