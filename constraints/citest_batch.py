@@ -489,23 +489,29 @@ def _pc_level(us, vs, level, alpha, indptr, indices, bits, offsets, cols, aritie
 _pc_level_kernel = ThreadedKernel(_pc_level)
 
 
-def pc_level(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, alpha: float):
-    """One level of PC-stable on the frozen ``adjacency`` for the given pairs ``(us, vs)``,
-    ``us < vs`` adjacent in it: the tests ``u _||_ v | S``, ``S`` running over
-    ``combinations(adj(u) - v, level)`` then the sets of ``combinations(adj(v) - u, level)``
+def adjacency_lists(adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(indptr, indices)``: the sorted neighbours of each variable (compressed rows), made once
+    per level (a pass over an ``n x n`` matrix: a second at 10,000 variables)."""
+    A = np.asarray(adjacency, dtype=bool)
+    indptr = np.concatenate([[0], np.cumsum(A.sum(1))]).astype(np.int64)
+    return indptr, np.nonzero(A)[1].astype(np.int64)  # row-major: each row's neighbours sorted
+
+
+def pc_level(settings: TestSettings, lists: tuple[np.ndarray, np.ndarray], pairs, level: int, alpha: float):
+    """One level of PC-stable on the frozen adjacency ``lists`` (:func:`adjacency_lists`) for the
+    given pairs ``(us, vs)``, ``us < vs`` adjacent in it: the tests ``u _||_ v | S``, ``S`` running
+    over ``combinations(adj(u) - v, level)`` then the sets of ``combinations(adj(v) - u, level)``
     not already tested, until the first ``p > alpha``.
 
     Returns ``(removed, n_tests, best_p, best_sets)`` per pair: whether a separating set was
     found, how many distinct tests ran, and the first test with the largest p-value.
     """
-    A = np.asarray(adjacency, dtype=bool)
-    indptr = np.concatenate([[0], np.cumsum(A.sum(1))]).astype(np.int64)
-    indices = np.nonzero(A)[1].astype(np.int64)  # row-major: each row's neighbours sorted
+    indptr, indices = lists
     us, vs = (np.ascontiguousarray(p, dtype=np.int64) for p in pairs)
     return _pc_level_kernel(us, vs, int(level), float(alpha), indptr, indices, *settings.args())
 
 
-def pc_level_task(settings: TestSettings, adjacency: np.ndarray, pairs, level: int, alpha: float):
+def pc_level_task(settings: TestSettings, lists: tuple[np.ndarray, np.ndarray], pairs, level: int, alpha: float):
     """:func:`pc_level` as one task of an executor (a worker thread or process): one thread."""
     with compute_threads(1):
-        return pc_level(settings, adjacency, pairs, level, alpha)
+        return pc_level(settings, lists, pairs, level, alpha)

@@ -59,6 +59,7 @@ import numpy as np
 import scipy.special.cython_special as _cython_special
 from numba import njit
 
+from graphs.dsep import d_separated
 from hybridbn.checks import check_significance
 from hybridbn.errors import HybridBNError
 
@@ -427,11 +428,8 @@ class DSeparationOracle(_MemoTest):
             raise CITestError(f"DAG adjacency must be square, got shape {A.shape}")
         super().__init__(A.shape[0])
         self.dag = A
-        from graphs.dsep import d_separated  # graphs is a lower layer; imported when first needed
-
-        self._d_separated = d_separated
 
     def _compute(self, x: int, y: int, S: list[int]) -> CIResult:
-        if self._d_separated(self.dag, x, y, S):
+        if d_separated(self.dag, x, y, S):
             return CIResult(1.0, 0.0, 0)
         return CIResult(0.0, float("inf"), 0)

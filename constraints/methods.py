@@ -16,7 +16,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from hybridbn.options import FLOAT, INT, SECONDS, Choice, Method, Param
+from hybridbn.checks import ALPHA  # declared with its one check: several packages take it
+from hybridbn.options import INT, SECONDS, Choice, Method, Param
 from scores.methods import CANDIDATES, CANDIDATE_SCORE_USE
 
 TEST = Choice(
@@ -24,8 +25,6 @@ TEST = Choice(
     methods=(Method("g2", "G2 likelihood-ratio test"), Method("x2", "Pearson's chi-squared test")),
 )
 
-ALPHA = Param("alpha", FLOAT, 0.05, "significance level in (0,1)", low=0.0, high=1.0, open="both",
-              key="alpha", grid="alphas")
 MAX_ORDER = Param("max_order", INT, 1, "largest conditioning set, or 'none'", none=True, key="max_order",
                   grid="max_orders")
 COPS_TIME_LIMIT = Param(

@@ -8,9 +8,10 @@ remove the edge at the first ``p > alpha``.  With ``stable=True`` the adjacency 
 at the start of each level (order-independent skeleton); ``stable=False`` is the original PC
 using the live adjacencies.  The level loop stops when no adjacent pair has ``l`` other
 neighbours on either side, or after ``max_order``, or at a passed ``deadline``: checked before
-each pair (one test call at a time) or each compiled batch of ``_BATCH_PAIRS`` pairs (before a
-level on an executor); the pairs not yet reached stay adjacent, and since every removal made is
-one the full run makes, the skeleton is a superset of the full run's (status ``timeout``).
+each pair (one test call at a time), each compiled batch of ``_BATCH_PAIRS`` pairs or each block
+of rows of level 0's marginal screen (before a level on an executor); the pairs not yet reached
+stay adjacent, and since every removal made is one the full run makes, the skeleton is a
+superset of the full run's (status ``timeout``).
 
 Records follow :mod:`constraints.restriction`: the largest p-value seen on each pair and its
 set; for a removed edge that is exactly the separating set that removed it.
@@ -33,9 +34,10 @@ from itertools import combinations
 import numpy as np
 from tqdm import tqdm
 
-from constraints.citest_batch import TestSettings, compute_threads, pc_level, pc_level_task
+from constraints.citest_batch import TestSettings, adjacency_lists, compute_threads, pc_level, pc_level_task
 from constraints.citests import CITest
 from constraints.restriction import PairLog, Restriction
+from constraints.screening import MarginalScreen, block_pairs, marginal_rows_task, row_blocks
 from graphs.pdag import meek_closure
 from hybridbn.checks import check_significance
 from hybridbn.deadline import Deadline, passed
@@ -63,8 +65,9 @@ def pc_skeleton(test, n_vars: int, alpha: float = 0.05, max_order: int | None = 
                 n_groups: int = 1, deadline: Deadline | None = None) -> Restriction:
     """PC skeleton search; returns the :class:`Restriction` (allowed = learned skeleton).
 
-    PC-stable with a :class:`~constraints.citests.CITest` runs each level in compiled batches
-    on ``n_jobs`` threads (:func:`constraints.citest_batch.pc_level`), or, with ``executor``
+    PC-stable with a :class:`~constraints.citests.CITest` runs level 0 as the marginal screen of
+    all pairs in blocks of rows (:mod:`constraints.screening`) and each later level in compiled
+    batches on ``n_jobs`` threads (:func:`constraints.citest_batch.pc_level`), or, with ``executor``
     (``pipeline.executors``: a process pool or a Dask cluster), as ``n_groups`` tasks per level,
     each a slice of the level's pairs; ``batched=False``, ``stable=False`` or another test (an
     oracle) asks the test one call at a time.  All give the same skeleton, records and counts.
@@ -77,16 +80,19 @@ def pc_skeleton(test, n_vars: int, alpha: float = 0.05, max_order: int | None = 
     log = PairLog(test, n_vars, keep)
     adj = ~np.eye(n_vars, dtype=bool)
     if batched and stable and isinstance(test, CITest):
-        run_level = partial(_batched_level, settings=TestSettings(test), executor=executor,
-                            n_groups=n_groups)
+        settings = TestSettings(test)
+        run_level = partial(_batched_level, settings=settings, executor=executor, n_groups=n_groups)
+        first_level = partial(_screened_level, screen=MarginalScreen(settings), executor=executor,
+                              n_groups=n_groups)
     else:
-        run_level = partial(_level, stable=stable)
+        run_level = first_level = partial(_level, stable=stable)
     level, status = 0, "ok"
     while max_order is None or level <= max_order:
         if not any(len(np.flatnonzero(adj[x])) - 1 >= level for x in range(n_vars)):
             break
         with compute_threads(n_jobs):
-            finished = run_level(log, adj, level, alpha, progress=progress, deadline=deadline)
+            finished = (first_level if level == 0 else run_level)(log, adj, level, alpha, progress=progress,
+                                                                  deadline=deadline)
         logger.debug("PC order %d: %d edges left", level, int(np.triu(adj, 1).sum()))
         if not finished:
             status = "timeout"
@@ -123,10 +129,10 @@ def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, prog
     """One PC-stable level in compiled batches of pairs (same tests, records and counts), here
     or as ``n_groups`` tasks on ``executor``; the results are applied in pair order.  False when
     the deadline stopped it (the batches not run leave their pairs adjacent)."""
-    frozen = adj.copy()
-    us, vs = np.nonzero(np.triu(frozen & ~log.keep, 1))
+    lists = adjacency_lists(adj)
+    us, vs = np.nonzero(np.triu(adj & ~log.keep, 1))
     size = _BATCH_PAIRS if executor is None else max(1, -(-len(us) // max(1, int(n_groups))))
-    tasks = [(settings, frozen, (us[lo:lo + size], vs[lo:lo + size]), level, alpha)
+    tasks = [(settings, lists, (us[lo:lo + size], vs[lo:lo + size]), level, alpha)
              for lo in range(0, len(us), size)]
     if executor is None:  # a batch at a time, none once the deadline passed
         outcomes = ((i, pc_level(*task), None) for i, task in enumerate(tasks) if not passed(deadline))
@@ -146,6 +152,39 @@ def _batched_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, prog
         log.record_batch(pu, pv, {level: int(n_tests.sum())}, best_p, best_sets)
         adj[pu[removed], pv[removed]] = adj[pv[removed], pu[removed]] = False
     return len(results) == len(tasks)
+
+
+def _screened_level(log: PairLog, adj: np.ndarray, level: int, alpha: float, progress: bool,
+                    screen: MarginalScreen, executor, n_groups: int, deadline: Deadline | None) -> bool:
+    """PC-stable's level 0 on the complete graph: the marginal test of every pair not in ``keep``
+    (:mod:`constraints.screening`), in blocks of rows here or as ``n_groups`` tasks on
+    ``executor``; the same tests, records and counts as :func:`_batched_level`. False when the
+    deadline stopped it (the blocks not run leave their pairs adjacent)."""
+    n_vars = adj.shape[0]
+    if executor is None:
+        blocks = row_blocks(n_vars)
+        outcomes = ((i, screen.rows(*rows), None) for i, rows in enumerate(blocks) if not passed(deadline))
+    elif passed(deadline):
+        return False
+    else:
+        blocks = row_blocks(n_vars, max(1, -(-n_vars * (n_vars - 1) // 2 // max(1, int(n_groups)))))
+        outcomes = executor.map_unordered(marginal_rows_task, [(screen, *rows) for rows in blocks])
+    done = 0
+    with tqdm(total=n_vars * (n_vars - 1) // 2, desc=f"PC order {level}", disable=not progress,
+              leave=False) as bar:
+        for i, result, exc in outcomes:
+            if exc is not None:
+                raise exc
+            us, vs = block_pairs(n_vars, *blocks[i])
+            p = result[0]
+            tested = ~log.keep[us, vs]
+            us, vs, p = us[tested], vs[tested], p[tested]
+            log.record_batch(us, vs, {level: len(us)}, p, np.empty((len(us), 0), dtype=np.int64))
+            removed = p > alpha
+            adj[us[removed], vs[removed]] = adj[vs[removed], us[removed]] = False
+            done += 1
+            bar.update(len(tested))
+    return done == len(blocks)
 
 
 def orient_v_structures(skeleton: np.ndarray, sepsets: dict[tuple[int, int], list[int]]) -> np.ndarray:

@@ -6,9 +6,9 @@ towards the smaller index, ``-log p`` with the underflow tail, ``inf`` for untru
 ``keep`` pairs, ``prune``, ``max_order``), with the forward and backward phases of a target in
 compiled code, so that asking a test again costs a look-up instead of an interpreter call chain:
 
-* order 0: the tests of all pairs are computed up front in one batch on
-  :func:`~constraints.citest_batch.compute_threads` threads
-  (:func:`~constraints.citest_batch.evaluate`; :class:`Order0`, shared by every memo);
+* order 0: the tests of all pairs are computed up front on
+  :func:`~constraints.citest_batch.compute_threads` threads by the marginal screen
+  (:mod:`constraints.screening`; :class:`Order0`, shared by every memo);
 * larger sets: a memo of every test asked so far, hashed on ``(u, v, S)`` into typed containers
   (the statistic is :func:`~constraints.citest_batch.one_test`, bit-identical to ``CITest``),
   with a per-target table in front of it for the single-variable sets.
@@ -30,7 +30,8 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict, List
 
-from constraints.citest_batch import TestSettings, evaluate, one_test
+from constraints.citest_batch import TestSettings, one_test
+from constraints.screening import MarginalScreen, block_pairs, row_blocks
 
 # A p-value that chdtrc returns as 0.0 has -log p above ~708 (the smallest normal double).
 UNDERFLOW = 700.0
@@ -442,7 +443,8 @@ def repeats(keys, starts, n_orders):
 
 
 class Order0:
-    """The order-0 tests of every pair outside ``keep``, computed once in one batch on
+    """The order-0 tests of every pair outside ``keep``, computed once by the marginal screen
+    (:mod:`constraints.screening`, in blocks of rows) on
     :func:`~constraints.citest_batch.compute_threads` threads and shared read-only by the memos."""
 
     def __init__(self, test, keep: np.ndarray, alpha: float):
@@ -450,11 +452,15 @@ class Order0:
         self.settings = TestSettings(test)
         self.keep = np.asarray(keep, dtype=np.bool_)
         self.alpha = float(alpha)
-        us, vs = np.nonzero(np.triu(~self.keep, 1))
-        p, stat, dof = evaluate(self.settings, us, vs, np.empty((len(us), 0), dtype=np.int64))
+        screen = MarginalScreen(self.settings)
         self.p0, self.a0 = np.zeros((n, n)), np.zeros((n, n))
-        self.p0[us, vs] = p
-        self.a0[us, vs] = self.a0[vs, us] = _associations(p, stat, dof, self.alpha)
+        for lo, hi in row_blocks(n):
+            us, vs = block_pairs(n, lo, hi)
+            tested = ~self.keep[us, vs]
+            us, vs = us[tested], vs[tested]
+            p, stat, dof = (values[tested] for values in screen.rows(lo, hi))
+            self.p0[us, vs] = p
+            self.a0[us, vs] = self.a0[vs, us] = _associations(p, stat, dof, self.alpha)
 
 
 class Tests(NamedTuple):

@@ -190,11 +190,12 @@ class PairLog:
             if count:
                 self.tests_by_order[order] = self.tests_by_order.get(order, 0) + int(count)
         best_p = np.asarray(best_p, dtype=float)
-        better = ~np.isnan(best_p) & ~(best_p <= self.best_p[us, vs])
-        for i in np.flatnonzero(better).tolist():
-            u, v = int(us[i]), int(vs[i])
-            self.best_p[u, v] = best_p[i]
-            self.best_set[(u, v)] = tuple(int(s) for s in best_sets[i])
+        better = np.flatnonzero(~np.isnan(best_p) & ~(best_p <= self.best_p[us, vs]))
+        self.best_p[us[better], vs[better]] = best_p[better]
+        if not self.best_set and isinstance(best_sets, np.ndarray) and best_sets.shape[1:] == (0,):
+            return  # all sets empty, build's default (PC's level 0: tens of millions of pairs)
+        for i in better.tolist():
+            self.best_set[(int(us[i]), int(vs[i]))] = tuple(int(s) for s in best_sets[i])
 
     def build(self, allowed: np.ndarray, time_seconds: float, method: str,
               params: dict[str, Any], status: str = "ok") -> Restriction:

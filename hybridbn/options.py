@@ -167,8 +167,9 @@ def _is_table(value: Any) -> bool:
 class Method:
     """One choice of a :class:`Choice`: ``name``, ``help``, its own ``params``, the choices (or
     parameters) whose settings enter its cache key (``uses``, e.g. ``(TEST,)``), constant key
-    entries (``constants``), parameters it cannot run without (``needs``) and its ``run``
-    function (whose signature the choice documents)."""
+    entries (``constants``), parameters it cannot run without (``needs``), the capability
+    ``tags`` the run reads instead of its name (a solver's: :data:`hybridbn.solving.TAGS`) and its
+    ``run`` function (whose signature the choice documents)."""
 
     name: str
     help: str
@@ -179,6 +180,7 @@ class Method:
     needs: tuple[Param, ...] = ()
     knowledge: str | None = "all"
     """What of the expert knowledge enters its key: ``all``, ``adjacency`` (the required pairs) or None."""
+    tags: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -234,9 +236,10 @@ key) or a parameter."""
 
 
 _VALUE = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[\w.|][\w.|-]*"
-"""A value after a flag in a message: quoted (a name's ``repr``) or one word (``K``, ``FILE.jkl``, ``0.5``)."""
+"""A value after a flag in a message: quoted (a name's ``repr``) or one word (``K``, ``FILE.jkl``, ``0.5``);
+a flag with its Python spelling aside may have several (``--drop 'a' 'b' (drop=['a', 'b'] in Python)``)."""
 _FLAG = re.compile(rf"--([a-z][a-z0-9-]*)(?: ({_VALUE}))?")
-_PYTHON_ASIDE = re.compile(rf"--[a-z][a-z0-9-]*(?: (?:{_VALUE}))? \(([^()]*) in Python\)")
+_PYTHON_ASIDE = re.compile(rf"--[a-z][a-z0-9-]*(?: (?:{_VALUE}))* \(([^()]*) in Python\)")
 
 
 def keyword_spelling(message: str, options: Iterable[Param | Choice]) -> str:

@@ -5,26 +5,16 @@ with its parameters: the treewidth bound, the cops bags, SCIP's memory limit.
 ``.memory_limit``, ``.treewidth`` and ``.within_bags`` (anything with these attributes, e.g. a
 :class:`pipeline.core.config.RunConfig`) and the score table, knowledge arcs, bags, start
 solution and progress callback of ``inputs``; the solution's summary holds the solve's
-``trajectory`` (:class:`ilp.result.ILPResult`). The ``--solver`` choice is assembled in :mod:`search.methods`.
-
-A solve that stops at a limit with a gap hands its incumbent to a tabu search
-(:func:`polish_incumbent`), which keeps the better of the two and says what it found.
+``trajectory`` (:class:`ilp.result.ILPResult`). The ``--solver`` choice is assembled in
+:mod:`pipeline.core.declarations`; the tabu search after a solve stopped at a limit is a step of
+the solve stage (:mod:`pipeline.core.polish`), which the ``polish`` tag asks for.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from hybridbn.options import FLAG, FLOAT, INT, Method, Param
-from hybridbn.progress import progress_record, relative_gap
-from hybridbn.solving import Solution, SolveInputs, json_ready
-
-POLISH_SHARE = 0.1
-"""Share of the time limit that the tabu search from a stopped solve's incumbent may take after it."""
-POLISH_SECONDS = (2.0, 60.0)
-"""Least and most seconds of that tabu search (the most also when the solve had no time limit)."""
-NOT_POLISHED = frozenset({"optimal", "userinterrupt"})
-"""ILP statuses after which the incumbent is returned as it is (proved, or the user asked to stop)."""
+from hybridbn.solving import (ADJACENCY, ANYTIME, ARCS, EXACT_BOUND, POLISH, WARM_START, Solution, SolveInputs,
+                              json_ready)
 
 MEMORY_LIMIT = Param("memory_limit", FLOAT, None,
                      "with the ilp: megabytes SCIP may hold (its own account: model, LP, cuts); past it the "
@@ -62,46 +52,9 @@ def run_ilp(settings, inputs: SolveInputs) -> Solution:
             hooks.append(start_solution(inputs.start))
         result = ilp.solve_ilp(table, **args, **({"extend": hooks} if hooks else {}))  # no hooks: the DP may solve it
     summary = {k: v for k, v in result.to_dict().items() if k not in ("parent_sets", "names")}
-    parent_sets = [tuple(int(p) for p in ps) for ps in result.parent_sets]
-    if settings.treewidth is None and not inputs.adjacent_pairs and result.status not in NOT_POLISHED:
-        parent_sets, summary = polish_incumbent(table, parent_sets, summary, inputs, settings.time_limit)
-    return Solution(parent_sets, json_ready(summary))
+    return Solution([tuple(int(p) for p in ps) for ps in result.parent_sets], json_ready(summary))
 
 
-def polish_incumbent(table, parent_sets: list[tuple[int, ...]], summary: dict[str, Any], inputs: SolveInputs,
-                     time_limit: float | None) -> tuple[list[tuple[int, ...]], dict[str, Any]]:
-    """Tabu search with bnlearn's defaults (:func:`search.hill_climbing.tabu_search`) from the
-    incumbent ``parent_sets`` of an ILP that stopped at a limit, for ``POLISH_SHARE`` of the time
-    limit (within ``POLISH_SECONDS``), honouring the knowledge's arcs. SCIP's last incumbent is
-    often a few arc moves from a better DAG: on the munin1 and munin2 tables of
-    ``docs/benchmarks.md`` the search raises it within 0.2 and 6 CPU s, past what SCIP reaches in
-    600 s. Returns the better DAG and ``summary`` with ``local_search`` (the search's objective,
-    moves, seconds, status, the incumbent's ``start_objective`` and whether it was ``adopted``);
-    an adopted DAG brings its objective, gap and arc count, and a last trajectory point. The
-    search's progress records go to ``inputs.progress`` (solver ``"tabu"``), then a last
-    ``"ilp"`` record with the solve's status and the DAG it returns."""
-    from search.hill_climbing import tabu_search  # deferred: numba kernels, loaded only after a limit
-
-    low, high = POLISH_SECONDS
-    seconds = high if time_limit is None else min(max(POLISH_SHARE * time_limit, low), high)
-    found = tabu_search(table, start=parent_sets, required_arcs=inputs.required_arcs,
-                        forbidden_arcs=inputs.forbidden_arcs, time_limit=seconds, progress=inputs.progress)
-    found_sets = [tuple(int(p) for p in ps) for ps in found.parent_sets]
-    adopted = found_sets != parent_sets and found.score > summary["objective"]
-    report = {"solver": "tabu", "start_objective": summary["objective"], "objective": float(found.score),
-              "n_iterations": int(found.n_iterations),
-              "seconds": float(found.time_s), "status": found.status, "adopted": adopted}
-    dual = summary["dual_bound"]
-    end = (summary["trajectory"][-1][0] if summary["trajectory"] else 0.0) + found.time_s
-    if adopted:
-        summary = {**summary, "objective": float(found.score), "gap": relative_gap(found.score, dual),
-                   "n_edges": sum(map(len, found_sets)),
-                   "trajectory": [*summary["trajectory"], [end, float(found.score), dual]]}
-    if inputs.progress is not None:  # the solve's last record: the ILP's status, the DAG it returns
-        inputs.progress(progress_record("solve", "ilp", end, limit=time_limit, primal=summary["objective"],
-                                        dual=dual, nodes=summary.get("stats", {}).get("nodes"), status=summary["status"]))
-    return (found_sets if adopted else parent_sets), {**summary, "local_search": report}
-
-
-ILP = Method("ilp", "exact ILP on SCIP (Su 2023, section 5.6)", run_ilp, (TREEWIDTH, WITHIN_BAGS, MEMORY_LIMIT))
+ILP = Method("ilp", "exact ILP on SCIP (Su 2023, section 5.6)", run_ilp, (TREEWIDTH, WITHIN_BAGS, MEMORY_LIMIT),
+             tags=frozenset({EXACT_BOUND, WARM_START, POLISH, ANYTIME, ARCS, ADJACENCY}))
 """``--solver ilp``."""

@@ -1,7 +1,7 @@
 """The small-problem route of :func:`ilp.solve_ilp`: the exact dynamic programme.
 
 On few variables the best-sink dynamic programme (Silander & Myllymäki 2006,
-:mod:`search.exact_dp`) costs ``O(n 2^n)`` whatever the table, while the IP's difficulty grows
+:mod:`ilp.exact_dp`) costs ``O(n 2^n)`` whatever the table, while the IP's difficulty grows
 with the table and its LP gap: child (20 variables) at N=100, BDeu ESS 100, palim 3 (5,355
 parent sets) takes the DP 0.4 CPU s and leaves both SCIP-based solvers (ours and GOBNILP) with a
 gap after 60 s (docs/benchmarks.md), while SCIP solves small tables of 20 variables in a tenth of
@@ -18,7 +18,7 @@ from graphs.dag import adjacency_from_parents
 from ilp.problem import FamilyProblem, ILPInfeasibleError
 from ilp.result import NO_SEARCH, ILPResult
 from scores.table import ScoreTable
-from search.exact_dp import ExactDPError, exact_optimum
+from ilp.exact_dp import ExactDPError, exact_optimum
 
 DP_MAX_VARS = 20
 """Default largest number of variables solved by the DP (its memory is ~12 n 2^n bytes)."""

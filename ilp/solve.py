@@ -25,6 +25,7 @@ from pyscipopt import SCIP_PARAMSETTING, SCIP_STAGE
 from graphs.dag import find_cycle
 from hybridbn.errors import HybridBNError
 from hybridbn.progress import Callback, check_callback, progress_record
+from hybridbn.solving import check_time_limit
 from ilp.clusters import arc_form_children
 from ilp.conshdlr_cluster import include_cluster_conshdlr
 from ilp.event_progress import include_progress_eventhdlr
@@ -151,8 +152,7 @@ def solve_ilp(
     t0 = time.perf_counter()
     if not isinstance(options, ILPOptions):
         raise ILPInputError(f"options must be an ILPOptions, got {type(options).__name__}")
-    if time_limit is not None and not time_limit > 0:
-        raise ILPInputError(f"time_limit must be positive or None, got {time_limit!r}")
+    time_limit = check_time_limit(time_limit, ILPInputError)
     if memory_limit is not None and not memory_limit > 0:
         raise ILPInputError(f"memory_limit must be positive (megabytes) or None, got {memory_limit!r}")
     progress = check_callback(progress)

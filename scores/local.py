@@ -32,6 +32,7 @@ from numba.typed import Dict
 
 from hybridbn.errors import HybridBNError
 from scores.counts import contingency
+from scores.structure_prior import family_log_prior
 
 LL, BIC, AIC, BDEU, K2, QNML = 0, 1, 2, 3, 4, 5
 SCORES = {"ll": LL, "bic": BIC, "aic": AIC, "bdeu": BDEU, "k2": K2, "qnml": QNML}
@@ -263,8 +264,6 @@ def local_score_function(data: np.ndarray, arities: np.ndarray, score: str = "bd
     The form the equivalence-class searches (``search.ges``, ``search.sges``) consume; the prior
     counts arcs, so it keeps the score equivalent.
     """
-    from scores.structure_prior import family_log_prior
-
     score_code(score, ess)  # fail now on an unknown score or a bad ESS, not at the first call
     n_vars = data.shape[1]
     log_prior = np.zeros(n_vars) if structure_prior is None else family_log_prior(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from hybridbn.checks import PALIM  # declared with its one check, as several packages take it
 from hybridbn.options import FLOAT, INT, Choice, Method, Param
 
 MAX_ESS = 1e6
@@ -23,7 +24,6 @@ STRUCTURE_PRIOR = Param(
     "E the expected parents per node (bnlearn's 'vsp' prior, causal-learn's BDeu structure prior; 1 is the "
     "recommended value, see docs/accuracy.md), or 'none' (default: none, uniform over networks)", low=0.0,
     open="low", none=True, metavar="E", key="structure_prior", keyed_when_set=True, grid="structure_priors")
-PALIM = Param("palim", INT, 3, "parent limit, or 'none'", none=True, key="palim", grid="palims")
 
 
 def score_table(data, arities, settings, **options):

@@ -49,6 +49,8 @@ from hybridbn.checks import check_parent_limit
 from hybridbn.errors import HybridBNError
 from hybridbn.interrupt import stop_requested
 from hybridbn.progress import REPORT_INTERVAL, Callback, Throttle, Trajectory, check_callback, progress_record
+from hybridbn.solving import check_time_limit
+from scores.local import local_score_function
 from scores.table import ParentSet, ScoreTable, offsets
 from search import hc_kernels as hk
 
@@ -116,9 +118,7 @@ class SearchSettings:
         for name, low in (("max_tabu", 1), ("max_iter", 0)):
             if getattr(self, name) is not None:
                 _check_int(name, getattr(self, name), low)
-        if self.time_limit is not None and not (isinstance(self.time_limit, (int, float))
-                                                and self.time_limit > 0):
-            raise HillClimbError(f"time_limit must be positive seconds or None, got {self.time_limit!r}")
+        object.__setattr__(self, "time_limit", check_time_limit(self.time_limit, HillClimbError))
         object.__setattr__(self, "progress", check_callback(self.progress))
 
     @property
@@ -476,8 +476,6 @@ def hill_climb_on_data(
     would be too large. Families are those of at most ``palim`` parents (None: any) drawn from
     ``allowed[p, v]`` (default: all) less the forbidden arcs and holding the required parents;
     nothing is pruned."""
-    from scores.local import local_score_function
-
     settings = SearchSettings(**options)
     data = np.asarray(data)
     if data.ndim != 2:

@@ -34,8 +34,9 @@ from graphs.treedec import TreeDecomposition, validate_tree_decomposition
 from hybridbn.errors import HybridBNError
 from hybridbn.interrupt import stop_requested
 from hybridbn.progress import REPORT_INTERVAL, Callback, Throttle, check_callback, progress_record
+from hybridbn.solving import check_time_limit
+from ilp.exact_dp import ExactDPError, exact_optimum
 from scores.table import ParentSet, ScoreTable
-from search.exact_dp import ExactDPError, exact_optimum
 
 logger = logging.getLogger(__name__)
 
@@ -342,8 +343,7 @@ class OrderSampler:
 
 # ------------------------------------------------------------------------------ anytime loop
 def check_limits(time_limit: float | None, max_orders: int | None) -> None:
-    if time_limit is not None and not (np.isfinite(time_limit) and time_limit > 0):
-        raise BoundedSearchError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    check_time_limit(time_limit, BoundedSearchError)
     if max_orders is not None and (isinstance(max_orders, bool) or not isinstance(max_orders, (int, np.integer))
                                    or max_orders < 1):
         raise BoundedSearchError(f"max_orders must be a positive integer, got {max_orders!r}")

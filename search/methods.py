@@ -5,7 +5,9 @@ settings (anything with the declared parameters as attributes, e.g. a
 :class:`pipeline.core.config.RunConfig`) and a :class:`~hybridbn.solving.SolveInputs`: k-G,
 k-A*, hill climbing and tabu search its score table, GES and SGES its data set and ``allowed``
 matrix (they score the data on demand, so the score and the parent limit enter their key).
-:data:`SOLVER` gathers them with the exact ILP declared in :mod:`ilp.methods`.
+:data:`SEARCHES` lists them; :data:`pipeline.core.declarations.SOLVER` gathers them with the exact
+ILP of :mod:`ilp.methods` into the ``--solver`` choice. Each declares its capability tags
+(:data:`hybridbn.solving.TAGS`), which the run reads instead of its name.
 
 Hill climbing and tabu search run on the same pruned table as the ILP (any parent limit, the
 restriction and the knowledge already in it), so ``--budget``, ``--scores FILE.jkl`` and
@@ -16,22 +18,20 @@ run always has its table, cut by the budget where it would take too long.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from graphs.dag import parents_from_adjacency
 import numpy as np
 
-from hybridbn.options import INT, SECONDS, TEXT, Choice, Method, Param
+from hybridbn.options import INT, TEXT, Method, Param
 from hybridbn.progress import relative_gap
-from hybridbn.solving import Solution, SolveInputs, json_ready
-from ilp.methods import ILP, TREEWIDTH
+from hybridbn.solving import ANYTIME, ARCS, EXACT_GAP, SOLVER_SEED, Solution, SolveInputs, json_ready
+from ilp.methods import TREEWIDTH
 from scores.methods import PALIM, SCORE
 
 ANYTIME_TIME_LIMIT = 60.0
-"""Seconds k-G / k-A* search when the run gives no ``--time-limit``."""
-SOLVER_SEED = 0
-"""Seed of the solvers' random choices (k-G / k-A* orders, the perturbations of hc / tabu
-restarts); a constant entry of every solve key, so a cached result is the one this seed gives."""
+"""Seconds k-G / k-A* / S2 / S2+ search when the run gives no ``--time-limit``."""
 
 
 def run_kg(settings, inputs: SolveInputs) -> Solution:
@@ -48,8 +48,25 @@ def run_kastar(settings, inputs: SolveInputs) -> Solution:
     return _bounded_search(k_astar, settings, inputs)
 
 
+def run_s2(settings, inputs: SolveInputs) -> Solution:
+    """S2 (Nie, de Campos & Ji 2015; Scanagatta et al., section 3.4): uniform k-trees accepted by
+    their informative score, the best DAG inside each; at most ``settings.ktrees`` k-trees."""
+    from search.s2 import s2  # deferred: as k-G, not needed to declare
+
+    return _bounded_search(partial(s2, max_samples=settings.ktrees), settings, inputs)
+
+
+def run_s2plus(settings, inputs: SolveInputs) -> Solution:
+    """S2+ (Nie, de Campos & Ji 2016; Scanagatta et al., section 3.4): k-trees grown by pairwise
+    information, the best DAG inside each; at most ``settings.ktrees`` k-trees."""
+    from search.s2 import s2_plus  # deferred: as k-G, not needed to declare
+
+    return _bounded_search(partial(s2_plus, max_samples=settings.ktrees), settings, inputs)
+
+
 def _bounded_search(learner, settings, inputs: SolveInputs) -> Solution:
-    """An anytime treewidth-bounded search (k-G or k-A*): treewidth at most ``settings.treewidth``."""
+    """An anytime treewidth-bounded search (k-G, k-A*, S2 or S2+): treewidth at most
+    ``settings.treewidth``."""
     time_limit = ANYTIME_TIME_LIMIT if settings.time_limit is None else settings.time_limit
     result = learner(inputs.table, settings.treewidth, time_limit=time_limit, seed=SOLVER_SEED,
                      progress=inputs.progress)
@@ -75,14 +92,15 @@ def run_tabu(settings, inputs: SolveInputs) -> Solution:
 
 def _greedy_search(settings, inputs: SolveInputs, **tabu) -> Solution:
     """:func:`search.hill_climbing.hill_climb` on the score table, with the knowledge's arcs and
-    bnlearn's ``restart``, ``perturb`` and ``max.iter``; its score beside
-    :func:`best_families_bound`, the trivial upper bound on every DAG of the table."""
+    bnlearn's ``restart``, ``perturb`` and ``max.iter``, from ``inputs.start`` where given (the
+    empty graph plus the required arcs otherwise); its score beside :func:`best_families_bound`,
+    the trivial upper bound on every DAG of the table."""
     from search.hill_climbing import hill_climb  # deferred: numba kernels, not needed to declare
 
     result = hill_climb(inputs.table, **tabu, max_iter=settings.max_iter, restarts=settings.restart,
                         perturb=settings.perturb, required_arcs=inputs.required_arcs,
-                        forbidden_arcs=inputs.forbidden_arcs, time_limit=settings.time_limit, seed=SOLVER_SEED,
-                        progress=inputs.progress)
+                        forbidden_arcs=inputs.forbidden_arcs, start=inputs.start, time_limit=settings.time_limit,
+                        seed=SOLVER_SEED, progress=inputs.progress)
     bound = best_families_bound(inputs.table, inputs.required_arcs, inputs.forbidden_arcs)
     summary = {
         "objective": float(result.score), "dual_bound": bound, "bound": "best families",
@@ -152,10 +170,6 @@ def _check_sges_bound(text: str) -> None:
     parse_bound(text)
 
 
-TIME_LIMIT = Param("time_limit", SECONDS, None,
-                   "solver time limit in seconds (default: none; 60 for the anytime kg / kastar); an ILP stopped "
-                   "by it then runs a tabu search from its best DAG for a tenth of it (2-60 s) and keeps the better",
-                   key="time_limit", grid="time_limit", axis=False)
 SGES_BOUND = Param("sges_bound", TEXT, "parents:3", "SGES property bound: parents:K, clique:K or vwidth:K",
                    metavar="NAME:K", key="sges_bound", grid="sges_bounds", check=_check_sges_bound)
 RESTART = Param("restart", INT, 0,
@@ -173,26 +187,28 @@ TABU = Param("tabu", INT, 10, "with tabu: length of the tabu list of recent grap
 MAX_TABU = Param("max_tabu", INT, None, "with tabu: moves that do not improve since the last new best before a "
                  "climb ends (bnlearn's max.tabu; default: --tabu)", low=1, none=True, metavar="T", key="max_tabu",
                  strict=True, grid="max_tabu", axis=False, column=False)
+KTREES = Param("ktrees", INT, None, "with s2 / s2plus: stop after this many k-trees (default: at the time limit "
+                "only), so that the result does not depend on the machine's speed", low=1, none=True, metavar="N",
+                key="ktrees", strict=True, grid="ktrees", axis=False, column=False)
 GREEDY = (RESTART, PERTURB, MAX_ITER)
 """The parameters hill climbing and tabu search share, keyed at every value (no earlier key holds them)."""
-HILL_CLIMBERS = ("hc", "tabu")
-"""The solvers of :func:`search.hill_climbing.hill_climb`, whose kernels' warm-up needs a restart."""
 ON_DATA = (SCORE, PALIM)
 """What GES and SGES read besides the data: the score (and its parameters) and the parent limit."""
 
-SOLVER = Choice(
-    name="solver", default="ilp", grid="solvers", stage="solve",
-    help="optimiser: ilp (exact), kg / kastar (treewidth-bounded, need --treewidth), hc / tabu (hill "
-         "climbing, tabu search over DAGs, as bnlearn's), ges / sges (equivalence-class search)",
-    params=(TIME_LIMIT,), constants={"solver_seed": SOLVER_SEED},
-    methods=(
-        ILP,
-        Method("kg", "k-G (Scanagatta et al.)", run_kg, (TREEWIDTH,), needs=(TREEWIDTH,)),
-        Method("kastar", "k-A* (Scanagatta et al.)", run_kastar, (TREEWIDTH,), needs=(TREEWIDTH,)),
-        Method("hc", "hill climbing over DAGs (bnlearn's hc)", run_hc, GREEDY),
-        Method("tabu", "tabu search over DAGs (bnlearn's tabu)", run_tabu, (TABU, MAX_TABU, *GREEDY)),
-        Method("ges", "GES (Chickering 2002)", run_ges, uses=ON_DATA),
-        Method("sges", "SGES (Chickering & Meek 2015)", run_sges, (SGES_BOUND,), uses=ON_DATA),
-    ),
+TABLE_TAGS = frozenset({ANYTIME, ARCS})
+"""What k-G, k-A*, S2, S2+, hill climbing and tabu search share: their best DAG at a time limit, and the
+knowledge's arcs kept by the families of their table."""
+SEARCHES = (
+    Method("kg", "k-G (Scanagatta et al.)", run_kg, (TREEWIDTH,), needs=(TREEWIDTH,), tags=TABLE_TAGS),
+    Method("kastar", "k-A* (Scanagatta et al.)", run_kastar, (TREEWIDTH,), needs=(TREEWIDTH,), tags=TABLE_TAGS),
+    Method("s2", "S2 (Nie, de Campos & Ji 2015)", run_s2, (TREEWIDTH, KTREES), needs=(TREEWIDTH,), tags=TABLE_TAGS),
+    Method("s2plus", "S2+ (Nie, de Campos & Ji 2016)", run_s2plus, (TREEWIDTH, KTREES), needs=(TREEWIDTH,),
+           tags=TABLE_TAGS),
+    Method("hc", "hill climbing over DAGs (bnlearn's hc)", run_hc, GREEDY, tags=TABLE_TAGS | {EXACT_GAP}),
+    Method("tabu", "tabu search over DAGs (bnlearn's tabu)", run_tabu, (TABU, MAX_TABU, *GREEDY),
+           tags=TABLE_TAGS | {EXACT_GAP}),
+    Method("ges", "GES (Chickering 2002)", run_ges, uses=ON_DATA),
+    Method("sges", "SGES (Chickering & Meek 2015)", run_sges, (SGES_BOUND,), uses=ON_DATA),
 )
-"""``--solver``: ``run(settings, inputs: SolveInputs) -> Solution``."""
+"""The search solvers of ``--solver``, in its order after the ILP:
+``run(settings, inputs: SolveInputs) -> Solution``."""

@@ -43,6 +43,22 @@ def random_table(n: int, seed: int, palim: int = 3, keep: float = 1.0, empty: bo
     return ScoreTable.from_families(families)
 
 
+def candidate_table(n: int, seed: int, n_sets: int = 3, max_size: int = 3) -> ScoreTable:
+    """Per child: the empty set plus ``n_sets`` random parent sets of size 1..max_size; larger
+    sets score better on average so that a treewidth bound binds."""
+    rng = np.random.default_rng(seed)
+    families = []
+    for v in range(n):
+        others = [u for u in range(n) if u != v]
+        fam = {(): float(-rng.gamma(5.0) * 10)}
+        for _ in range(n_sets):
+            size = int(rng.integers(1, min(max_size, n - 1) + 1))
+            ps = tuple(sorted(rng.choice(others, size, replace=False).tolist()))
+            fam[ps] = float(-rng.gamma(5.0) * 10 + 12.0 * size * rng.random())
+        families.append(fam)
+    return ScoreTable.from_families(families)
+
+
 def dyadic_point(problem, rng, support: int = 4) -> np.ndarray:
     """Convex combination of a few families per child with weights in multiples of 1/16 (so every
     sum of LP values is exact)."""

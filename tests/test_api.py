@@ -148,7 +148,7 @@ def test_cli_is_the_api(capsys, tmp_path, asia):
 
 @pytest.mark.parametrize("source,options,message", [
     ("asia", {"rows": 0}, "rows must be a positive integer, got 0"),
-    ("asia", {"missing": "keep"}, "missing must be one of reject, drop; got 'keep'"),
+    ("asia", {"missing": "keep"}, "missing must be one of reject, drop, state, em; got 'keep'"),
     ("asia", {"budget": -1}, "budget must be a positive number of seconds"),
     ("asia", {"palimm": 2}, "unknown option 'palimm'"),
     ("asia", {"data": "x.csv"}, "give the data as the first argument"),

@@ -167,7 +167,7 @@ def test_data_key_is_unchanged_without_drop_and_changes_with_it(cache, tmp_path)
 @pytest.mark.parametrize("options,message", [
     ({"alpha": 2}, "alpha must lie strictly between 0 and 1, got 2"),
     ({"solver": "kg"}, "solver='kg' needs a treewidth bound: add treewidth=K"),
-    ({"missing": "keep"}, "missing must be one of reject, drop; got 'keep'"),
+    ({"missing": "keep"}, "missing must be one of reject, drop, state, em; got 'keep'"),
     ({"alpah": 0.1}, "unknown option 'alpah'; did you mean 'alpha'?"),
     ({"palimm": 2}, "unknown option 'palimm'; did you mean 'palim'?"),
     ({"bootstrap": 2, "stage": "scores"}, "bootstrap learns whole networks: it needs stage='solve' or evaluate"),

@@ -122,7 +122,7 @@ def test_anytime_solver_and_score_file_runs_take_the_budget(tmp_path):
     (["--budget", "0"], "--budget must be a positive number of seconds"),
     (["--budget", "inf"], "--budget must be a positive number of seconds"),
     (["--budget", "soon"], "argument --budget: invalid float value: 'soon'"),
-    (["--budget", "10", "--solver", "ges"], "--budget needs a solver with a time limit (ilp, kg, kastar, hc, tabu), not --solver ges"),
+    (["--budget", "10", "--solver", "ges"], "--budget needs a solver with a time limit (ilp, kg, kastar, s2, s2plus, hc, tabu), not --solver ges"),
 ])
 def test_bad_budget_is_a_one_line_error(capsys, tmp_path, argv, message):
     try:

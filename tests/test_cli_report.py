@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -35,12 +38,16 @@ def test_report_writes_markdown_and_sweep_png(tmp_path, capsys):
     assert main(["report", str(results), "--out", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "7 jobs, 6 finished, 1 failed" in md
-    assert "| network | N |" in md and md.count("| asia |") == 3
-    assert "F1 vs G_score" in md and "![significance level alpha](sweep-alpha.png)" in md
+    settings, rows = md.split("## Settings")[1].split("## All jobs")
+    assert "| dataset | alpha | jobs |" in settings and settings.count("| asia |") == 3  # the aggregated rows
+    assert rows.index("## Failed jobs") > rows.rindex("| asia |")  # the raw rows, then the errors
+    assert "Common to every job: rows=1000, method=pc, test=g2, max_order=1" in md
+    assert "F1 vs G_score" in md and "(sweep-alpha-f1.png)" in md
     assert "sweep-max_order" not in md  # the order did not vary
     assert "ValueError: boom\\|x" in md
-    png = (tmp_path / "rep" / "sweep-alpha.png").read_bytes()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    for panel in ("edges", "f1", "time"):
+        png = (tmp_path / "rep" / f"sweep-alpha-{panel}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_report_bad_input(tmp_path, capsys):
@@ -52,21 +59,22 @@ def test_report_bad_input(tmp_path, capsys):
     assert "not a grid results table" in capsys.readouterr().err
 
 
-def test_sweep_lines_keep_other_parameters_apart_and_show_none():
-    from pipeline.apps.report import _sweep_axis, _sweep_groups
+def test_settings_are_aggregated_over_seeds_and_none_is_a_value():
+    from pipeline.apps.report import _sweep_axis, aggregate
 
-    rows = [{"network": "asia", "status": "optimal", "alpha": alpha, "palim": palim, "seed": seed,
-             "f1": 0.5, "t_hybrid": 1.0}
+    rows = [{"dataset": "asia", "status": "optimal", "alpha": alpha, "palim": palim, "seed": seed,
+             "f1": 0.5 + seed / 10, "t_hybrid": 1.0 + alpha}
             for alpha in (0.01, 0.05) for palim in (2, 3, None) for seed in (0, 1)]
-    frame = pd.DataFrame(rows)
-    groups = _sweep_groups(frame, "palim")
-    assert [label for label, _ in groups] == ["asia, alpha=0.01", "asia, alpha=0.05"]
-    assert all(len(g) == 6 for _, g in groups)  # both seeds of the three limits
-    x, positions, labels = _sweep_axis(groups[0][1]["palim"])
+    table = aggregate(pd.DataFrame(rows))
+    assert [(a, None if pd.isna(p) else p) for a, p in zip(table["alpha"], table["palim"])] == [
+        (0.01, 2), (0.01, 3), (0.01, None), (0.05, 2), (0.05, 3), (0.05, None)]
+    assert (table["jobs"] == 2).all()
+    assert table["f1"].tolist() == pytest.approx([0.55] * 6)
+    assert table["f1_sd"].tolist() == pytest.approx([0.1 / 2 ** 0.5] * 6)
+    assert table["f1_min"].tolist() == pytest.approx([0.5] * 6) and table["f1_max"].tolist() == pytest.approx([0.6] * 6)
+    x, positions, labels = _sweep_axis(pd.Series([2, 3, None, 2]))
     assert labels == ["2", "3", "none"] and positions == [2.0, 3.0, 4.0]
-    assert sorted(set(x)) == positions
-    by_palim = _sweep_groups(frame, "alpha")
-    assert [label for label, _ in by_palim] == ["asia, palim=2", "asia, palim=3", "asia, palim=none"]
+    assert list(x) == [2.0, 3.0, 4.0, 2.0]
 
 
 def test_report_of_a_grid_without_finished_jobs(tmp_path):
@@ -77,7 +85,7 @@ def test_report_of_a_grid_without_finished_jobs(tmp_path):
     assert main(["report", str(results)]) == 0
     md = (tmp_path / "report.md").read_text()
     assert "2 jobs, 0 finished, 1 failed, 1 not run" in md
-    assert "## Results\n\n(none)\n" in md and "|  |" not in md
+    assert "## Settings (mean ± sd over seeds)\n\n(none)\n" in md and "## All jobs\n\n(none)\n" in md
 
 
 def test_report_names_missing_columns(tmp_path, capsys):
@@ -107,3 +115,61 @@ def test_run_summary_names_each_stage_method_with_its_declared_settings(options,
 
     assert describe_config(RunConfig(network="alarm", **options).validated()) == line
     assert describe_config(RunConfig(scores="t.jkl", time_limit=5).validated()) == "score file t.jkl -> ilp (time limit 5 s)"
+
+
+def _seventy_two_jobs() -> pd.DataFrame:
+    """A results table of 72 jobs: 4 networks x 2 methods x 3 alphas x 3 seeds."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for net, method, alpha, seed in itertools.product(("asia", "child", "insurance", "alarm"), ("pc", "mmpc"),
+                                                      (0.01, 0.05, 0.1), (0, 1, 2)):
+        rows.append({"job": len(rows), "dataset": net, "network": net, "rows": 5000, "seed": seed, "method": method,
+                     "test": "g2", "alpha": alpha, "max_order": 1, "score": "bdeu", "palim": 2, "solver": "ilp",
+                     "status": "optimal", "t_restrict": 0.1, "t_score": 0.2, "t_solve": 1.0,
+                     "t_hybrid": 1.3 + rng.random(), "t_unrestricted": 3.0, "reduction": 0.5, "n_tests": 100,
+                     "n_allowed": 20 - int(alpha * 50), "n_pairs": 28, "n_candidates": 40,
+                     "shd": int(rng.integers(0, 5)), "f1": rng.random(), "f1_vs_unrestricted": rng.random()})
+    return pd.DataFrame(rows).reindex(columns=RESULT_COLUMNS)
+
+
+def test_a_72_job_report_keeps_its_legends_outside_the_facets_and_its_text_inside_the_figure(tmp_path):
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from pipeline.apps.report import read_results, sweep_figures, write_report
+
+    results = tmp_path / "results.parquet"
+    _seventy_two_jobs().to_parquet(results)
+    figures = sweep_figures(read_results(results), "alpha", "significance level alpha")
+    assert [name for name, _ in figures] == ["sweep-alpha-edges.png", "sweep-alpha-f1.png", "sweep-alpha-time.png"]
+    for name, fig in figures:
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)  # lays the figure out (constrained layout), as savefig does
+        box = fig.bbox
+        axes = fig.axes
+        assert sorted(ax.get_title() for ax in axes) == ["alarm", "asia", "child", "insurance"]  # a facet each
+        (legend,) = fig.legends
+        labels = [t.get_text() for t in legend.get_texts()]
+        assert labels[:2] == ["method=mmpc", "method=pc"]
+        legend_box = legend.get_window_extent(renderer)
+        assert all(not legend_box.overlaps(ax.get_window_extent(renderer)) for ax in axes), name
+        texts = [t for t in fig.findobj(matplotlib_text()) if t.get_visible() and t.get_text()]
+        for text in texts:
+            extent = text.get_window_extent(renderer)
+            assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, (name, text.get_text())
+            assert box.y0 - 1 <= extent.y0 and extent.y1 <= box.y1 + 1, (name, text.get_text())
+        for ax in axes:  # means with their min-max bars: one errorbar per setting and series
+            assert len(ax.containers) == 2 * (2 if name.endswith(("f1.png", "time.png")) else 1)
+    md = write_report(results).read_text()
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings == ["## Settings (mean ± sd over seeds)", "## Sweep over the significance level alpha",
+                        "## All jobs"]
+    settings = md.split("## Settings")[1].split("## Sweep")[0]
+    assert settings.count("\n| ") == 1 + 24  # header and one row per setting: 72 jobs over 3 seeds
+    assert md.split("## All jobs")[1].count("\n| ") == 1 + 72
+
+
+def matplotlib_text():
+    from matplotlib.text import Text
+
+    return Text

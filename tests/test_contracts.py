@@ -1,28 +1,41 @@
 """Contracts every registered restriction method and solver must honour.
 
 The methods and solvers are read from the registry (:data:`constraints.methods.RESTRICTION`,
-:data:`search.methods.SOLVER`), so a newly declared one is held to the same contracts:
+:data:`pipeline.core.declarations.SOLVER`), so a newly declared one is held to the same contracts:
 
 * a restriction allows no self-loop, never drops a required adjacency, never offers a forbidden
   arc as a candidate parent, and is deterministic for a seed;
 * a solver returns an acyclic graph that uses only arcs the restriction allowed, contains the
   required arcs and none of the forbidden ones (or refuses knowledge it cannot honour with a
   one-line error), and is deterministic for a seed;
-* an invalid option is refused, before any work, with the library's error.
+* a solver declares only known capability tags, and honours what its tags promise: ``arcs``
+  (required and forbidden arcs; without it such knowledge is refused) and ``adjacency``
+  (undirected requirements; refused without it);
+* an invalid option is refused, before any work, with the library's error, and a bad time limit
+  by every algorithm's Python API with the same message.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 
 import hybridbn
+from constraints.cops import cops_and_robbers
+from constraints.cops.learner import CopsInputError
 from constraints.methods import RESTRICTION
 from graphs.dag import is_acyclic
 from hybridbn.errors import HybridBNError
-from pipeline.core.declarations import TABLE_SOLVERS
+from hybridbn.solving import ADJACENCY, ARCS, TAGS
+from ilp import ILPInputError, solve_ilp
+from pipeline.core.declarations import SOLVER
 from pipeline.core.stages import allowed_of
-from search.methods import SOLVER
+from scores.table import ScoreTable
+from search.hill_climbing import HillClimbError, hill_climb
+from search.kgreedy import k_greedy
+from search.ktree_search import BoundedSearchError
 
 ROWS = 1000
 NAMES = ["asia", "tub", "smoke", "lung", "bronc", "either", "xray", "dysp"]
@@ -30,8 +43,10 @@ REQUIRED = ("asia", "tub")
 """A true arc that the tests at 1000 rows tend to drop (weak dependence): a real test of 'kept'."""
 FORBIDDEN = ("smoke", "lung")
 """A strong true arc: the data pull it in, the knowledge keeps it out."""
-EXTRA = {"kg": {"treewidth": 2}, "kastar": {"treewidth": 2}}
-"""Options a solver cannot run without (k-G / k-A* need a treewidth bound)."""
+EXTRA = {"kg": {"treewidth": 2}, "kastar": {"treewidth": 2}, "s2": {"treewidth": 2, "ktrees": 50},
+         "s2plus": {"treewidth": 2, "ktrees": 50}}
+"""Options a solver cannot run without (k-G / k-A* / S2 / S2+ need a treewidth bound; S2 / S2+ never
+exhaust their space, so a number of k-trees makes them deterministic and quick)."""
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +93,7 @@ def test_restriction_keeps_required_pairs_no_loops_and_is_deterministic(method, 
 # ----------------------------------------------------------------------------------- solvers
 @pytest.mark.parametrize("solver", SOLVER.names)
 def test_solver_returns_an_allowed_acyclic_dag_that_honours_the_knowledge(solver, knowledge):
-    equivalence = solver not in TABLE_SOLVERS  # GES / SGES: forbidden pairs only, no required arcs
+    equivalence = ARCS not in SOLVER[solver].tags  # GES / SGES: forbidden pairs only, no required arcs
     options = {"solver": solver, **EXTRA.get(solver, {})}
     if equivalence:
         with pytest.raises(ValueError, match="equivalence classes"):
@@ -109,3 +124,34 @@ def test_solver_returns_an_allowed_acyclic_dag_that_honours_the_knowledge(solver
 def test_invalid_options_raise_the_library_error(options):
     with pytest.raises(HybridBNError):
         learn("solve", **options)
+
+
+@pytest.mark.parametrize("solver", SOLVER.names)
+def test_solver_declares_known_tags_and_honours_an_undirected_requirement_only_with_its_tag(solver, knowledge):
+    assert SOLVER[solver].tags <= set(TAGS)
+    options = {"solver": solver, **EXTRA.get(solver, {}), "required": knowledge["pair"]}  # smoke - lung, either way
+    if ADJACENCY not in SOLVER[solver].tags:
+        with pytest.raises(ValueError, match="undirected requirement"):
+            learn("solve", **options)
+        return
+    dag = learn("solve", **options).adjacency.astype(bool)
+    p, c = index(FORBIDDEN)
+    assert dag[p, c] or dag[c, p]
+
+
+def _time_limited_calls():
+    table = ScoreTable.from_families([{(): -3.0, (1,): -2.0}, {(): -4.0, (0,): -3.5}, {(): -1.0}])
+    return {"ilp": (ILPInputError, lambda t: solve_ilp(table, time_limit=t)),
+            "hill climbing": (HillClimbError, lambda t: hill_climb(table, time_limit=t)),
+            "k-G": (BoundedSearchError, lambda t: k_greedy(table, 1, time_limit=t)),
+            "cops": (CopsInputError, lambda t: cops_and_robbers(lambda x, y, S: False, 3, time_limit=t))}
+
+
+@pytest.mark.parametrize("api", list(_time_limited_calls()))
+@pytest.mark.parametrize("value", [0, -1.5, math.inf, math.nan, 2e9])
+def test_a_bad_time_limit_is_refused_by_every_api_with_one_message(api, value):
+    error, call = _time_limited_calls()[api]
+    message = f"time_limit must be a positive number of seconds up to 1e+09 (omit it for no limit), got {value!r}"
+    with pytest.raises(error) as raised:
+        call(value)
+    assert str(raised.value) == message

@@ -8,10 +8,15 @@ import pytest
 
 from bayesnet.catalog import load_network
 from bayesnet.dataset import (
-    MAX_FRACTIONAL_STATES,
+    MAX_NUMERIC_STATES,
+    MISSING_STATE,
     DataError,
     Dataset,
     DataWarning,
+    continuous_like,
+    drop_missing,
+    encode_frame,
+    numeric_values,
     read_dataset,
     read_frame,
     select_columns,
@@ -94,8 +99,8 @@ def test_continuous_columns_are_rejected():
     with pytest.raises(DataError, match="column 't' looks continuous"):
         Dataset.from_frame(pd.DataFrame({"t": [f"{v:.3f}" for v in values]}))
     # few fractional values, or many integers, are discrete
-    few = np.round(values[: MAX_FRACTIONAL_STATES], 1) + 0.05
-    assert Dataset.from_frame(pd.DataFrame({"x": few})).arities[0] <= MAX_FRACTIONAL_STATES
+    few = np.round(values[: MAX_NUMERIC_STATES], 1) + 0.05
+    assert Dataset.from_frame(pd.DataFrame({"x": few})).arities[0] <= MAX_NUMERIC_STATES
     assert Dataset.from_frame(pd.DataFrame({"i": np.arange(100) * 1.0})).arities[0] == 100
 
 
@@ -220,10 +225,59 @@ def test_identifier_column_is_refused_unless_kept():
 def test_column_with_more_states_than_half_the_rows_is_refused():
     values = np.arange(100) // 2
     values[[0, 2]] = [500, 501]  # 52 states, most of them twice
-    frame = _two_variables().assign(t=values)
+    frame = _two_variables().assign(t=[f"s{v}" for v in values])
     with pytest.raises(DataError, match="column 't' has 52 states in 100 rows"):
         select_columns(frame)
-    assert select_columns(_two_variables().assign(t=np.arange(100) // 2)).shape[1] == 3  # 50 states: at the share
+    at_share = _two_variables().assign(t=[f"s{v}" for v in np.arange(100) // 2])
+    assert select_columns(at_share).shape[1] == 3  # 50 states: at the share
+
+
+def test_every_continuous_like_column_is_named_in_one_message_with_one_advice():
+    rng = np.random.default_rng(0)
+    frame = _two_variables(200).assign(
+        lvrat=rng.normal(size=200), pirat=[f"{v:.3f}" for v in rng.uniform(size=200)],  # text reads as numbers
+        score=rng.integers(30, 90, 200), age=rng.integers(0, 15, 200), id=np.arange(200))
+    with pytest.raises(DataError) as error:
+        select_columns(frame)
+    message = str(error.value)
+    assert message.startswith("3 numeric columns have more than 20 distinct values, too many to learn as states: "
+                              "'lvrat' (200 values with fractions), 'pirat' (")
+    assert "'score' (58 whole numbers)" in message and "'age'" not in message  # 15 values: a variable
+    assert "--discretize quantile" in message and "--discretize 'lvrat=interval:4,pirat=hartemink'" in message
+    assert "--drop 'lvrat' 'pirat' 'score' (drop=['lvrat', 'pirat', 'score'] in Python)" in message
+    assert "--keep 'score' (keep=['score'] in Python)" in message  # whole numbers may be kept
+    assert message.count("\n") == 0 and "column 'id' has a different value in each of its 200 rows" in message
+    numeric = ["lvrat", "pirat", "score"]
+    assert list(select_columns(frame, drop=["id"], discretized=numeric).columns) == ["a", "b", *numeric, "age"]
+    assert select_columns(frame, drop=["id"], discretize_all=True).shape[1] == 6
+    assert select_columns(frame, drop=["id", "lvrat", "pirat"], keep=["score"]).shape[1] == 4
+    with pytest.raises(DataError, match="^column 'id' has a different value"):  # an identifier is not discretized
+        select_columns(frame, discretize_all=True)
+    with pytest.raises(DataError, match="--discretize names 'zzz', which is not a column"):
+        select_columns(frame, discretized=["zzz"])
+    with pytest.raises(DataError, match="--discretize names 'id', which --drop leaves out"):
+        select_columns(frame, drop=["id"], discretized=["id"])
+
+
+def test_several_identifiers_are_named_together():
+    frame = _two_variables().assign(id=np.arange(100), code=[f"c{i}" for i in range(100)])
+    with pytest.raises(DataError, match=r"^2 columns are no variables as they are: 'id' has a different value in "
+                                        r"each of its 100 rows.*'code' has.*--drop 'id' 'code'.*--keep 'id' 'code'"):
+        select_columns(frame)
+
+
+def test_continuous_like_columns_are_numbers_with_many_values():
+    rng = np.random.default_rng(1)
+    assert continuous_like(pd.Series(rng.normal(size=50)))
+    assert continuous_like(pd.Series(np.arange(50) % 25))
+    assert not continuous_like(pd.Series(np.arange(50) % 20))
+    assert not continuous_like(pd.Series([f"x{i}" for i in range(50)]))
+    assert not continuous_like(pd.Series(pd.Categorical(np.arange(50))))
+    assert continuous_like(pd.Series([str(i) if i % 7 else None for i in range(50)]))  # missing cells ignored
+    np.testing.assert_array_equal(numeric_values(pd.Series(["1", "2.5", None])), [1.0, 2.5, np.nan])
+    assert numeric_values(pd.Series(["1", "two"])) is None
+    assert numeric_values(pd.Series([True, False])) is None
+    assert numeric_values(pd.Series([1.0, np.inf])) is None
 
 
 def test_few_rows_with_distinct_values_are_not_called_identifiers():
@@ -243,3 +297,35 @@ def test_unknown_names_to_drop_or_keep_are_errors():
         select_columns(_two_variables(), drop=["x"])
     with pytest.raises(DataError, match="--keep 'y'"):
         select_columns(_two_variables(), keep=["y"])
+
+
+# ------------------------------------------------------------------------------ missing cells
+
+def test_missing_cells_as_a_state_of_their_own():
+    frame = pd.DataFrame({"n": [3.0, np.nan, 1.0, 3.0], "t": ["b", "a", None, "a"],
+                          "c": pd.Categorical(["lo", None, "hi", "lo"], categories=["lo", "hi"])})
+    ds = Dataset.from_frame(frame, missing_state=True)
+    assert ds.states == [["1", "3", MISSING_STATE], ["a", "b", MISSING_STATE], ["lo", "hi", MISSING_STATE]]
+    np.testing.assert_array_equal(ds.data, [[1, 1, 0], [2, 0, 2], [0, 2, 1], [1, 0, 0]])
+    assert Dataset.from_frame(frame.iloc[[0, 3]], missing_state=True, warn=False).states[0] == ["3"]  # none missing
+    empty = Dataset.from_frame(pd.DataFrame({"e": [None, None]}), missing_state=True, warn=False)
+    assert empty.states == [[MISSING_STATE]]
+    many = pd.DataFrame({"m": [f"s{i:03d}" for i in range(200)] + [None]})  # codes beyond int8
+    assert Dataset.from_frame(many, missing_state=True).data[-1, 0] == 200
+    dataset, dropped = encode_frame(frame, "state")
+    assert dataset == ds and dropped == 0
+    with pytest.raises(DataError, match=r"--missing state \(missing='state' in Python\) keeps them"):
+        Dataset.from_frame(frame)
+
+
+def test_dropping_many_rows_warns_with_the_counts():
+    frame = pd.DataFrame({"a": ["x", None, None, "y", "x"], "b": ["u", "v", "u", None, "v"]})
+    with pytest.warns(DataWarning, match=r"s.csv: dropping the rows with a missing cell removed 3 of 5 rows \(60%\), "
+                                         r"learning from 2; --missing state"):
+        kept, dropped = drop_missing(frame, "s.csv")
+    assert dropped == 3 and kept["a"].tolist() == ["x", "x"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert drop_missing(pd.concat([frame.iloc[:2]] + [frame.iloc[[0]]] * 8))[1] == 1  # 10 %: no warning
+    with pytest.raises(DataError, match="every one of the 2 rows has a missing cell"):
+        drop_missing(frame.iloc[[1, 3]])

@@ -1,4 +1,4 @@
-"""Exact DP (search.exact_dp) against brute force over all DAGs on random score tables."""
+"""Exact DP (ilp.exact_dp) against brute force over all DAGs on random score tables."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from helpers import random_table
 
 from scores.table import ScoreTable, ScoreTableError
-from search.exact_dp import ExactDPError, exact_optimum
+from ilp.exact_dp import ExactDPError, exact_optimum
 
 
 def _is_acyclic(adj: np.ndarray) -> bool:

@@ -8,8 +8,8 @@ from bayesnet.catalog import load_network
 from bayesnet.sampling import forward_sample
 from graphs.dag import is_acyclic
 from ilp import ILPOptions, solve_ilp
+from ilp.exact_dp import exact_optimum
 from scores.candidates import build_score_table
-from search.exact_dp import exact_optimum
 
 
 @pytest.mark.parametrize("network, n_rows, palim", [

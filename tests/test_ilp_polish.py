@@ -1,21 +1,23 @@
-"""What an exact solve stopped at a limit leaves behind: the tabu search from its incumbent
-(``ilp.methods.polish_incumbent``) and the bound that later climbs of its table are measured
-against (``pipeline.core.exact_bound``)."""
+"""What an exact solve stopped at a limit leaves behind: the tabu search from its incumbent, a
+step of the solve stage (``pipeline.core.polish``), and the bound that later climbs of its table
+are measured against (``pipeline.core.exact_bound``)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import ilp
 from graphs.dag import adjacency_from_parents, is_acyclic
-from ilp.methods import POLISH_SECONDS, POLISH_SHARE, polish_incumbent, run_ilp
-from ilp.result import ILPResult
+from hybridbn.solving import Solution, SolveInputs
 from pipeline.core.cache import Artifact, StageCache
 from pipeline.core.config import RunConfig
 from pipeline.core.exact_bound import ExactBound, exact_bound_slot
-from hybridbn.solving import SolveInputs
+from pipeline.core.polish import POLISH_SECONDS, POLISH_SHARE, polish_incumbent, polished, polishes
 from scores.table import ScoreTable
+from search import hill_climbing
 from search.hill_climbing import tabu_search
 
 
@@ -34,18 +36,25 @@ def random_table(n: int, seed: int) -> ScoreTable:
     return ScoreTable.from_families(families)
 
 
-def limited_summary(table: ScoreTable, parent_sets, dual_bound: float) -> dict:
-    return {"status": "timelimit", "objective": table.score_of(parent_sets), "dual_bound": dual_bound,
-            "gap": 0.5, "n_edges": sum(map(len, parent_sets)), "trajectory": [[3.0, table.score_of(parent_sets),
-                                                                            dual_bound]]}
+def stopped(table: ScoreTable, parent_sets, dual_bound: float, status: str = "timelimit") -> Solution:
+    """An ILP's solution stopped at a limit with ``parent_sets`` as its incumbent."""
+    objective = table.score_of(parent_sets)
+    return Solution(list(parent_sets), {"status": status, "objective": objective, "dual_bound": dual_bound,
+                                        "gap": 0.5, "n_edges": sum(map(len, parent_sets)),
+                                        "trajectory": [[3.0, objective, dual_bound]]})
+
+
+def config(time_limit: float | None = 30.0, **options) -> RunConfig:
+    return RunConfig(network="asia", time_limit=time_limit, **options)
 
 
 def test_a_poor_incumbent_is_replaced_by_the_better_dag_the_tabu_search_finds():
     table = random_table(7, 0)
     empty = [()] * 7
     optimum = ilp.solve_ilp(table)
-    summary = limited_summary(table, empty, optimum.dual_bound + 5.0)
-    sets, out = polish_incumbent(table, empty, summary, SolveInputs(names=[]), time_limit=30.0)
+    solution = stopped(table, empty, optimum.dual_bound + 5.0)
+    found = polish_incumbent(config(), SolveInputs(names=[], table=table), solution)
+    sets, out, summary = found.parent_sets, found.summary, solution.summary
     assert out["local_search"]["adopted"] and out["local_search"]["start_objective"] == summary["objective"]
     assert out["objective"] == pytest.approx(table.score_of(sets)) and out["objective"] > summary["objective"]
     assert out["objective"] == pytest.approx(tabu_search(table, start=empty).score)
@@ -53,62 +62,80 @@ def test_a_poor_incumbent_is_replaced_by_the_better_dag_the_tabu_search_finds():
     assert out["gap"] == pytest.approx((summary["dual_bound"] - out["objective"]) / abs(out["objective"]))
     assert out["n_edges"] == sum(map(len, sets)) and out["status"] == "timelimit"
     assert out["trajectory"][-1][1:] == [out["objective"], summary["dual_bound"]]
-    assert out["trajectory"][-1][0] >= 3.0
+    assert out["trajectory"][-1][0] == pytest.approx(3.0 + out["local_search"]["seconds"])
 
 
 def test_an_incumbent_no_move_improves_is_kept_as_it_is():
     table = random_table(7, 1)
     optimum = ilp.solve_ilp(table)
     best = [tuple(ps) for ps in optimum.parent_sets]
-    summary = limited_summary(table, best, optimum.dual_bound)
-    sets, out = polish_incumbent(table, best, summary, SolveInputs(names=[]), time_limit=None)
-    assert sets == best and not out["local_search"]["adopted"]
-    assert {k: v for k, v in out.items() if k != "local_search"} == summary
+    solution = stopped(table, best, optimum.dual_bound)
+    found = polish_incumbent(config(None), SolveInputs(names=[], table=table), solution)
+    assert found.parent_sets == best and not found.summary["local_search"]["adopted"]
+    assert {k: v for k, v in found.summary.items() if k != "local_search"} == solution.summary
 
 
 def test_the_search_keeps_the_knowledge_arcs():
     table = random_table(6, 2)
     empty = [()] * 6
-    free, _ = polish_incumbent(table, empty, limited_summary(table, empty, 0.0), SolveInputs(names=[]), 10.0)
+    free = polish_incumbent(config(10.0), SolveInputs(names=[], table=table), stopped(table, empty, 0.0)).parent_sets
     arcs = [(p, c) for c, ps in enumerate(free) for p in ps]
     assert arcs  # something to forbid
     required = next((p, c) for p in range(6) for c in range(6) if p != c and (p, c) not in arcs
                     and (c, p) not in arcs)
     start = [() if c != required[1] else (required[0],) for c in range(6)]
-    inputs = SolveInputs(names=[], required_arcs=[required], forbidden_arcs=arcs[:2])
-    sets, out = polish_incumbent(table, start, limited_summary(table, start, 0.0), inputs, 10.0)
+    inputs = SolveInputs(names=[], table=table, required_arcs=[required], forbidden_arcs=arcs[:2])
+    sets = polish_incumbent(config(10.0), inputs, stopped(table, start, 0.0)).parent_sets
     held = {(p, c) for c, ps in enumerate(sets) for p in ps}
     assert required in held and not held & set(arcs[:2])
 
 
-class Settings:
-    time_limit, memory_limit, within_bags = 40.0, None, False
+def test_with_the_cops_bags_the_search_stays_inside_them():
+    table = random_table(6, 4)
+    empty = [()] * 6
+    bags = [[0, 1, 2], [2, 3, 4], [4, 5]]
+    inputs = SolveInputs(names=[], table=table, bags=bags)
 
-    def __init__(self, treewidth=None):
-        self.treewidth = treewidth
+    def outside(sets):
+        return [(v, ps) for v, ps in enumerate(sets) if not any({v, *ps} <= set(bag) for bag in bags)]
+
+    assert outside(polished(config(10.0), inputs, stopped(table, empty, 0.0)).parent_sets)  # free: it leaves them
+    inside = polished(config(10.0, within_bags=True), inputs, stopped(table, empty, 0.0))
+    assert inside.summary["local_search"]["adopted"] and not outside(inside.parent_sets)
 
 
-@pytest.mark.parametrize("status, polished", [("timelimit", True), ("memlimit", True), ("optimal", False),
-                                              ("userinterrupt", False)])
-def test_the_ilp_polishes_only_an_incumbent_stopped_at_a_limit(monkeypatch, status, polished):
+def test_a_stopped_solve_is_polished_for_a_share_of_its_time_limit(monkeypatch):
     table = random_table(6, 3)
     empty = [()] * 6
-    seconds = []
+    seconds, original = [], hill_climbing.hill_climb
 
-    def stopped(table, **_):
-        return ILPResult(np.zeros((6, 6), bool), empty, table.score_of(empty), 0.0, 1.0, status, list("abcdef"))
-
-    def search(table, **options):
+    def climb(table, **options):
+        assert (options["tabu"], options["max_tabu"], options["restarts"], options["start"]) == (10, None, 0, empty)
         seconds.append(options["time_limit"])
-        return tabu_search(table, **options)
+        return original(table, **options)
 
-    monkeypatch.setattr(ilp, "solve_ilp", stopped)
-    monkeypatch.setattr("search.hill_climbing.tabu_search", search)
-    solution = run_ilp(Settings(), SolveInputs(names=list("abcdef"), table=table))
-    assert ("local_search" in solution.summary) == polished
-    assert (solution.parent_sets != empty) == polished
-    if polished:
-        assert seconds == [min(max(POLISH_SHARE * Settings.time_limit, POLISH_SECONDS[0]), POLISH_SECONDS[1])]
+    monkeypatch.setattr(hill_climbing, "hill_climb", climb)
+    for limit in (None, 1.0, 40.0, 1000.0):
+        polished(config(limit), SolveInputs(names=[], table=table), stopped(table, empty, 0.0))
+    low, high = POLISH_SECONDS
+    assert seconds == [high, low, POLISH_SHARE * 40.0, high]
+
+
+@pytest.mark.parametrize("status, options, adjacent, polish", [
+    ("timelimit", {}, [], True), ("memlimit", {}, [], True), ("optimal", {}, [], False),
+    ("userinterrupt", {}, [], False), ("timelimit", {"treewidth": 2}, [], False),
+    ("timelimit", {}, [(0, 1)], False), ("timelimit", {"solver": "tabu"}, [], False),
+])
+def test_only_a_polish_solver_stopped_at_a_limit_without_bound_or_adjacency_is_polished(status, options, adjacent,
+                                                                                       polish):
+    table = random_table(6, 3)
+    empty = [()] * 6
+    cfg = config(**options)
+    assert polishes(cfg) == ("treewidth" not in options and cfg.solver == "ilp")
+    solution = stopped(table, empty, 0.0, status)
+    out = polished(cfg, SolveInputs(names=[], table=table, adjacent_pairs=adjacent), solution)
+    assert ("local_search" in out.summary) == polish and (out.parent_sets != empty) == polish
+    assert out is solution or polish
 
 
 def test_the_bound_slot_keeps_the_tightest_bound_and_the_best_objective(tmp_path):

@@ -14,10 +14,10 @@ from helpers import assert_consistent_solution, random_table
 from pyscipopt import Model
 
 from ilp import ILPInfeasibleError, ILPOptions, ILPResult, solve_ilp
+from ilp.exact_dp import ExactDPError, exact_optimum
 from ilp.problem import build_problem
 from ilp.solve import _set_parameters, arc_children
 from scores.table import ScoreTable
-from search.exact_dp import ExactDPError, exact_optimum
 
 
 def _check_result(table: ScoreTable, res: ILPResult) -> None:

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from helpers import assert_consistent_solution
+from helpers import assert_consistent_solution, candidate_table
 
 from graphs.dag import is_acyclic
 from graphs.ktree import complete_k_tree, random_k_tree
@@ -25,25 +25,9 @@ from ilp.treewidth.ktree_filter import (
     solve_ilp_within,
     structure_bags,
 )
+from ilp.exact_dp import exact_optimum
 from ilp.problem import build_problem
 from scores.table import ScoreTable
-from search.exact_dp import exact_optimum
-
-
-def candidate_table(n: int, seed: int, n_sets: int = 3, max_size: int = 3) -> ScoreTable:
-    """Per child: the empty set plus ``n_sets`` random parent sets of size 1..max_size; larger
-    sets score better on average so that the treewidth bound binds."""
-    rng = np.random.default_rng(seed)
-    families = []
-    for v in range(n):
-        others = [u for u in range(n) if u != v]
-        fam = {(): float(-rng.gamma(5.0) * 10)}
-        for _ in range(n_sets):
-            size = int(rng.integers(1, min(max_size, n - 1) + 1))
-            ps = tuple(sorted(rng.choice(others, size, replace=False).tolist()))
-            fam[ps] = float(-rng.gamma(5.0) * 10 + 12.0 * size * rng.random())
-        families.append(fam)
-    return ScoreTable.from_families(families)
 
 
 def brute_force(table: ScoreTable, accept) -> float:

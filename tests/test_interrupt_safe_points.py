@@ -168,15 +168,36 @@ def test_pool_workers_take_their_parents_stop_request_and_no_job_starts_after_it
     assert sorted(p.name for p in tmp_path.glob("started-*")) == ["started-0", "started-1"]
 
 
+def _compiling_on(cache, cfg, upto, n_jobs):
+    """Stages that compile for two minutes with no safe point (as numba's compiler): they record
+    their process and sleep, stop request or not."""
+    Path(os.environ["WARM_UP_PIDS"], str(os.getpid())).touch()
+    time.sleep(120)
+
+
+def _when_both_compile(folder: Path) -> None:
+    """Request a stop once two warm-up processes compile."""
+    end = time.monotonic() + 120
+    while len(list(folder.iterdir())) < 2 and time.monotonic() < end:
+        time.sleep(0.05)
+    interrupt.request_stop(signal.SIGTERM)
+
+
 def test_a_stop_kills_the_warm_up_processes_and_keeps_the_groups_finished(monkeypatch, tmp_path):
     groups = kernels.kernel_groups(RunConfig(network="alarm"))[1:]  # the restriction's, the solver's
-    monkeypatch.setattr(kernels, "_CHILD", "import time; time.sleep(120)")  # warm-ups that would run on
-    threading.Timer(1.0, interrupt.request_stop, (signal.SIGTERM,)).start()
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    monkeypatch.setenv("WARM_UP_PIDS", str(pids))  # the processes' environment
+    threading.Thread(target=_when_both_compile, args=(pids,), daemon=True).start()
+    start = time.monotonic()
     with pytest.raises(CompileStopped) as stopped:
-        compile_groups(groups, run_stages, processes=2)
+        compile_groups(groups, _compiling_on, processes=2)
+    assert time.monotonic() - start < 60  # killed, not waited for
     assert stopped.value.done == [] and stopped.value.signum == signal.SIGTERM
     assert "first-run compilation of the numba kernels" in stopped.value.during
-    assert not [p for p in psutil.Process().children() if "time.sleep(120)" in " ".join(p.cmdline())]
+    compiling = [int(path.name) for path in pids.iterdir()]
+    assert len(compiling) == 2 and os.getpid() not in compiling
+    assert not psutil.wait_procs([psutil.Process(pid) for pid in compiling if psutil.pid_exists(pid)], timeout=5)[1]
     interrupt.clear()
 
     def solver_stopped(cache, cfg, upto, n_jobs):  # a warm-up in this process, stopped in the solver's

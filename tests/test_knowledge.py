@@ -20,6 +20,7 @@ from graphs.dag import adjacency_from_parents as dag_of_parents
 from graphs.dag import find_cycle
 from graphs.random_graphs import random_dag
 from hybridbn.solving import SolveInputs
+from ilp.exact_dp import exact_optimum
 from ilp.methods import run_ilp
 from pipeline.core.cache import StageCache
 from pipeline.apps.cli import main
@@ -30,7 +31,6 @@ from pipeline.core.knowledge import (KnowledgeError, add_adjacency_families, kee
 from pipeline.core.stages import dag_of, run_stages
 from scores.candidates import build_score_table
 from scores.table import ScoreTable
-from search.exact_dp import exact_optimum
 
 ASIA = ["asia", "tub", "smoke", "lung", "bronc", "either", "xray", "dysp"]
 

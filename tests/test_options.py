@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
+import hybridbn
+from constraints.citests import CITest, CITestError
+from constraints.pc import PCError, pc_skeleton
 from hybridbn.errors import HybridBNError
 from hybridbn.options import FLOAT, INT, SECONDS, Choice, OptionError, Param
 from pipeline.apps.cli import build_parser
@@ -13,6 +17,8 @@ from pipeline.core.config import RunConfig
 from pipeline.core.declarations import CHOICES, OPTIONS, ConfigError
 from pipeline.apps.grid import LIST_KEYS, parse_grid
 from pipeline.core.stages import restrict_params, score_params, solve_params
+from scores.candidates import CandidateError, build_score_table
+from search.ges import GESError, check_palim
 
 
 @pytest.mark.parametrize("param, value, message", [
@@ -73,7 +79,7 @@ def test_cache_keys_derived_from_the_declarations_are_those_of_earlier_versions(
     ({"solver": "kastar"}, "--solver kastar needs a treewidth bound: add --treewidth K"),
     ({"method": "pmms", "add_candidates": 1, "cops_time_limit": None}, None),
     ({"method": "none", "add_candidates": 1}, "--add-candidates applies to --method pc, pmms, mmpc, cops only"),
-    ({"solver": "ges", "treewidth": 2}, "--treewidth applies to --solver ilp, kg, kastar only"),
+    ({"solver": "ges", "treewidth": 2}, "--treewidth applies to --solver ilp, kg, kastar, s2, s2plus only"),
     ({"within_bags": True}, "--within-bags needs --method cops and --solver ilp"),
     ({"solver": "sges", "sges_bound": "width:2"}, "--sges-bound: unknown SGES property"),
 ])
@@ -90,3 +96,27 @@ def test_grid_normalisation_resets_what_the_selected_methods_do_not_use():
                       'scores = ["bic"]\ness = [1, 5]\n')
     assert sorted((c.method, c.test, c.max_order, c.ess) for c in grid.configs) == [
         ("cops", "g2", 1, 1.0), ("cops", "x2", 1, 1.0), ("none", "g2", 1, 1.0)]
+
+
+def _refusal(call, error=ValueError) -> str:
+    with pytest.raises(error) as info:
+        call()
+    return str(info.value)
+
+
+@pytest.mark.parametrize("option, value", [("palim", -1), ("palim", 1.5), ("alpha", 1.5), ("alpha", True)])
+def test_a_shared_parameter_is_refused_with_one_message_by_the_run_and_by_the_algorithms(option, value, tmp_path):
+    """``palim`` and ``alpha`` are checked by their declarations (:mod:`hybridbn.checks`), whether
+    they come from the command line, from ``hybridbn.learn`` or from an algorithm's own API, which
+    raises its own error class with the message ``learn`` gives."""
+    data, arities = np.zeros((10, 3), dtype=np.uint8), np.array([2, 2, 2])
+    command_line = _refusal(lambda: RunConfig(network="asia", **{option: value}).validated(), ConfigError)
+    learned = _refusal(lambda: hybridbn.learn("asia", cache_dir=tmp_path, **{option: value}))
+    assert command_line.startswith(f"--{option} must ") and learned == command_line.removeprefix("--")
+    if option == "palim":
+        own = {_refusal(lambda: build_score_table(data, arities, palim=value), CandidateError),
+               _refusal(lambda: check_palim(value), GESError)}
+    else:
+        own = {_refusal(lambda: CITest(data, arities, alpha=value), CITestError),
+               _refusal(lambda: pc_skeleton(CITest(data, arities), 3, alpha=value), PCError)}
+    assert own == {learned}

@@ -77,7 +77,10 @@ def test_cops_time_limit_goes_to_the_cops_jobs_only():
         ('networks = ["asia"]\nalpha = [0.1]', "unknown grid key 'alpha'"),
         ('networks = ["asia"]\nalphas = [1.5]', "--alpha"),
         ('networks = ["asia"]\nmethods = ["magic"]', "--method"),
-        ('rows = [10]', "at least one network"),
+        ('rows = [10]', "at least one source"),
+        ('data = ["nowhere.csv"]', "in grid key 'data': data file not found: "),
+        ('scores = ["nowhere.jkl"]', "in grid key 'scores': --scores: file not found: "),
+        ('networks = ["mine.csv"]', "mine.csv is a data file; list it under data = "),
         ('networks = []', "empty list"),
         ('networks = ["asia", "atlantis"]', "unknown network 'atlantis'"),
         ('networks = ["asia"\n', "not valid TOML"),
@@ -268,7 +271,7 @@ def test_documented_grid_file_has_every_key_and_the_list_keys_in_expansion_order
 
     example = grid_mod.__doc__.split("::")[1].split("\n\n")[1]
     keys = re.findall(r"^\s+(\w+) =", example, re.M)
-    assert set(keys) == set(grid_mod.LIST_KEYS) | grid_mod.SCALAR_KEYS
+    assert set(keys) == set(grid_mod.LIST_KEYS) | grid_mod.SCALAR_KEYS | {grid_mod.DATA_KEY}
     assert [k for k in keys if k in grid_mod.LIST_KEYS] == list(grid_mod.LIST_KEYS)
 
 

@@ -175,7 +175,7 @@ def test_the_warm_up_compiles_the_restart_kernels_under_a_time_limit():
 # --------------------------------------------------------------------------------- presets
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_a_preset_is_its_method_and_solver_spelt_out(preset):
-    spelt = RunConfig(network="alarm", restart=1, **PRESETS[preset]).validated()
+    spelt = RunConfig(network="alarm", restart=1, **{choice.name: name for choice, name in PRESETS[preset]}).validated()
     assert RunConfig(network="alarm", restart=1, preset=preset.upper()).validated() == spelt
     assert spelt.solver == "hc" and spelt.preset is None
 

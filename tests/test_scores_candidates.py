@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scores.candidates import STATS, CandidateError, build_score_table
+from scores.candidates import CandidateError, build_score_table
 from scores.local import ScoreError, local_score
+from scores.pruning import STATS
 
 SCORES = ("bdeu", "bic", "aic", "k2", "ll", "qnml")
 
@@ -102,7 +103,7 @@ def test_each_rule_fires_somewhere():
 
 
 def test_exact_optimum_unchanged_by_pruning():
-    exact_dp = pytest.importorskip("search.exact_dp")
+    exact_dp = pytest.importorskip("ilp.exact_dp")
     for seed in range(6):
         n = 5 + seed % 4  # 5..8 variables
         data, arities = _data(seed + 10, n_vars=n, n_rows=[15, 80, 400][seed % 3])
@@ -117,7 +118,7 @@ def test_exact_optimum_unchanged_by_pruning():
 
 @pytest.mark.parametrize("network,n_rows", [("asia", 1000), ("cancer", 500), ("sachs", 2000)])
 def test_exact_optimum_unchanged_on_benchmarks(network, n_rows):
-    exact_dp = pytest.importorskip("search.exact_dp")
+    exact_dp = pytest.importorskip("ilp.exact_dp")
     from bayesnet.catalog import load_network
     from bayesnet.sampling import forward_sample
 

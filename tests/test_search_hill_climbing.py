@@ -15,10 +15,10 @@ from bayesnet.sampling import forward_sample
 from graphs.dag import is_acyclic
 from hybridbn import interrupt
 from hybridbn.progress import KEYS, ProgressError
+from ilp.exact_dp import exact_optimum
 from scores.candidates import build_score_table
 from scores.local import local_score_function
 from scores.table import ScoreTable
-from search.exact_dp import exact_optimum
 from search.hill_climbing import TOL, HillClimbError, hill_climb, hill_climb_on_data, tabu_search
 
 

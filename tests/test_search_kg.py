@@ -11,8 +11,8 @@ from graphs.dag import is_acyclic
 from graphs.ktree import is_k_tree
 from graphs.moral import moral_graph
 from graphs.treewidth import dag_treewidth
+from ilp.exact_dp import exact_optimum
 from scores.table import ScoreTable
-from search.exact_dp import exact_optimum
 from search.kastar import astar_order, k_astar
 from search.kgreedy import greedy_order, k_greedy
 from search.ktree_search import (BoundedSearchError, OrderSampler, SearchContext, learn_root, w_score)

@@ -3,10 +3,12 @@ fully cached run that imports neither numba nor pyscipopt (timings live in bench
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -184,3 +186,22 @@ def test_kernel_groups_compile_in_two_processes_as_they_free(capsys):
                                                                                        "solver/ilp"]
     lines = capsys.readouterr().err.splitlines()
     assert sorted(line.split(":")[0] for line in lines) == ["  restriction/pc/g2", "  solver/ilp"]
+
+
+@pytest.mark.parametrize("file, spec, again", [
+    ("/elsewhere/analysis.py", None, True),  # a user's script, guarded or not
+    (str(ROOT / "run.py"), None, False),  # this repository's scripts have the guard
+    (None, None, False),  # python -c, an interactive session: nothing runs again
+    ("/elsewhere/tool/__main__.py", "tool.__main__", False),  # python -m tool: not run again by spawn
+])
+def test_the_warm_up_compiles_in_this_process_under_a_callers_script(monkeypatch, file, spec, again):
+    """Spawned processes run the caller's ``__main__`` script again: one calling hybridbn.learn
+    without an ``if __name__ == "__main__"`` guard would learn once more in each."""
+    main = types.ModuleType("__main__")
+    main.__spec__ = None if spec is None else importlib.machinery.ModuleSpec(spec, None)
+    if file is not None:
+        main.__file__ = file
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setattr(kernels, "_cores", lambda: 2)
+    monkeypatch.setattr(kernels, "_idle_cores", lambda: 2.0)
+    assert kernels._processes(3) == (1 if again else 2)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import hybridbn
+from ilp.exact_dp import exact_optimum
 from ilp.options import ILPOptions
 from ilp.solve import solve_ilp
 from pipeline.core.declarations import ConfigError
@@ -17,7 +18,6 @@ from scores.candidates import build_score_table
 from scores.local import local_score, local_score_function
 from scores.structure_prior import StructurePriorError, family_log_prior, with_structure_prior
 from scores.table import ScoreTable
-from search.exact_dp import exact_optimum
 from search.ges import ges
 
 

@@ -45,6 +45,7 @@ from graphs.treedec import TreeDecomposition
 from hybridbn.checks import check_significance
 from hybridbn.deadline import Deadline
 from hybridbn.errors import HybridBNError
+from hybridbn.solving import check_time_limit
 
 logger = logging.getLogger(__name__)
 
@@ -144,8 +145,7 @@ def cops_and_robbers(
             f"{n_vars} variables exceed the bit-set limit MAX_VARS={MAX_VARS} of the cops learner")
     if max_k is not None and max_k < 1:
         raise CopsInputError(f"max_k must be >= 1 (the search starts at k = 1), got {max_k}")
-    if time_limit is not None and time_limit <= 0:
-        raise CopsInputError(f"time_limit must be positive, got {time_limit}")
+    time_limit = check_time_limit(time_limit, CopsInputError)
     if memory_budget is not None and (isinstance(memory_budget, bool) or not isinstance(
             memory_budget, (int, float, np.integer, np.floating)) or not 0 < memory_budget < np.inf):
         raise CopsInputError(f"memory_budget must be a positive number of bytes, got {memory_budget!r}")

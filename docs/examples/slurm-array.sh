@@ -1,19 +1,20 @@
 #!/bin/bash
-# One Slurm array task per grid job, no scheduler process needed.
-#   n=$(python run.py grid docs/examples/grid-hpc.toml --list-tasks | head -1 | cut -d' ' -f1)
-#   jid=$(sbatch --parsable --array=0-$((n - 1))%50 docs/examples/slurm-array.sh)
-#   sbatch --dependency=afterany:$jid --wrap \
-#       "python run.py grid docs/examples/grid-hpc.toml --collect --cache-dir $HOME/hybridbn-cache"
+# One Slurm array task per grid job, no scheduler process needed. Submit it with
+# docs/examples/submit-slurm-array.sh GRID, which creates the log folder, submits the array and the
+# job that collects it; resubmit the task ids that --collect lists with
+#   sbatch --array=IDS --output='logs/%x-%A_%a.out' docs/examples/slurm-array.sh GRID
+# (from the repository root; submitted without --output, Slurm writes slurm-%A_%a.out here).
 #SBATCH --job-name=hybridbn
 #SBATCH --cpus-per-task=1
 #SBATCH --mem=8G
 #SBATCH --time=02:00:00
-#SBATCH --output=logs/%x-%A_%a.out
 
 set -euo pipefail
 cd "$SLURM_SUBMIT_DIR"
+grid=${1:-docs/examples/grid-hpc.toml}
 source .venv/bin/activate
 # the cache must be on a filesystem every node sees; writes are atomic, so tasks can share it
 export HYBRIDBN_CACHE_DIR="${HYBRIDBN_CACHE_DIR:-$HOME/hybridbn-cache}"
 export OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 PYTHONHASHSEED=0
-python run.py grid docs/examples/grid-hpc.toml --task "$SLURM_ARRAY_TASK_ID" --quiet
+# the log gets the job's line, its status and the grid's progress (jobs done, failed, not run)
+python run.py grid "$grid" --task "$SLURM_ARRAY_TASK_ID"

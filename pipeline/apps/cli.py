@@ -48,7 +48,7 @@ from hybridbn.interrupt import catching_signals, exit_code
 from hybridbn.options import FILE, FLAG, INT, NAMES, TEXT, Choice, Param
 from hybridbn.progress import ProgressDisplay
 from pipeline.apps.grid import add_grid_options, command_grid
-from pipeline.apps.learn import check_source, check_whole_network_stage, run_config
+from pipeline.apps.learn import STAGE, check_source, check_whole_network_stage, run_config
 from pipeline.apps.report import describe_config, format_network_list, write_report
 from pipeline.core.cache import LIMITED, CacheError, StageCache
 from pipeline.core.config import RunConfig
@@ -192,10 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_run_options(parser)
-    parser.add_argument(
-        "--stage", choices=STAGES, default="evaluate",
-        help="run up to this stage and print its counts and time (default: all stages)",
-    )
+    parser.add_argument(STAGE.flag, **_argument(STAGE))
     parser.add_argument("--list-networks", action="store_true", help="list the benchmark networks and exit")
     dist = parser.add_argument_group("distributed scoring (large networks)")
     dist.add_argument("--scheduler", metavar="ADDRESS",
@@ -440,7 +437,7 @@ def _grid_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_grid(args: argparse.Namespace) -> int:
-    return command_grid(args, make_cache(args), show_progress(args.quiet))
+    return command_grid(args, make_cache(args), not args.quiet)  # a status line, or plain lines in a batch log
 
 
 def _report_parser() -> argparse.ArgumentParser:

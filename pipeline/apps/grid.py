@@ -4,6 +4,7 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
 
     name = "alpha-sweep"          # results go to <output-dir>/grid-<name>/ (default: file stem)
     networks = ["asia", "alarm"]  # benchmark names, or BIF files (relative to the grid file)
+    data = ["a.csv", "b.parquet"] # your data files (CSV, parquet, feather; relative to the grid file)
     rows = [1000, 5000]           # sample sizes
     seeds = [0]
     methods = ["pc"]              # none | pc | pmms | mmpc | cops | candidates
@@ -11,7 +12,7 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     alphas = [0.01, 0.05]
     max_orders = [1]              # CI orders; "none" = unbounded
     candidates = [16]             # with methods = ["candidates"]: candidate parents per child
-    scores = ["bdeu"]
+    scores = ["bdeu", "x.jkl"]    # score names, and .jkl score files solved as they are (as --scores)
     structure_priors = ["none"]   # expected parents per node of the arc prior; "none" = uniform
     ess = [1.0]
     palims = [3]                  # "none" = no parent limit
@@ -19,6 +20,7 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     treewidths = ["none"]         # treewidth bound (needed by kg, kastar; optional for ilp)
     within_bags = [false]         # ilp inside the cops tree decomposition (methods = ["cops"])
     sges_bounds = ["parents:3"]   # SGES property bounds
+    ktrees = 200                  # s2 / s2plus: stop after this many k-trees (omit: at the time limit)
     restart = 0                   # hc / tabu: random restarts (bnlearn's restart), each after
     perturb = 1                   #   this many random arc moves (perturb)
     max_iter = 10000              #   at most this many arc moves in all (omit: none)
@@ -38,10 +40,15 @@ Grid file (every key optional except ``networks``; a scalar means a one-element 
     select = "method=none; score=qnml"  # learn with the candidate of best held-out log-likelihood
     folds = 5                     #   over this many folds (columns selected, cv_log_likelihood)
 
-Jobs are the cartesian product in the order of the keys above (so job ids are deterministic);
-parameters a job does not use (alpha/test/order when ``method`` is ``"none"`` or ``"candidates"``,
-ESS for non-BDeu scores, the SGES bound for other solvers, the candidate count for other methods)
-are normalised and the duplicates dropped. A job is a pure function of its parameters: its stages
+At least one source is needed: a network, a data file or a score file; each is checked as
+``--network``, ``--data`` and ``--scores`` are (:func:`pipeline.apps.learn.check_source`, the same
+messages), and the sources are one axis (networks, then data files, then score files); a row's
+``dataset`` names its source (the network's name, the file's stem). Jobs are the cartesian
+product in the order of the keys above (so job ids are deterministic); parameters a job does not
+use (rows and seeds of a data file; everything before the solve of a score file; alpha/test/order
+when ``method`` is ``"none"`` or ``"candidates"``, ESS for non-BDeu scores, the SGES bound for
+other solvers, the candidate count for other methods) are normalised and the duplicates dropped.
+A data or score file enters a job's key by its content. A job is a pure function of its parameters: its stages
 go through the shared stage cache, and its results row is cached as a ``job`` artifact, so a
 finished job is never recomputed and an interrupted grid resumes where it stopped.
 A failing job is recorded with its error and the grid goes on. A job that a stop request ended
@@ -50,12 +57,18 @@ objective, bound and gap its solve reached, or what it had learned before its bo
 cached; the grid then starts no other job (with ``-j N`` the jobs running in the workers stop at
 their safe points and are recorded the same way), lists the jobs it did not run as ``missing``,
 writes its results table and exits with 130 or 143.
+
+Without ``--quiet`` the grid shows its progress (:mod:`pipeline.apps.grid_progress`). A failed
+job's row is kept apart (:func:`record_failure`), so that ``--collect`` (which runs nothing) lists
+it with its error, like a Slurm array task's; it and every run exit 1 when a job failed or did not
+run and print their ids as ``sbatch --array`` takes them (:func:`grid_summary`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import itertools
 import logging
 import re
@@ -68,23 +81,27 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
-from tqdm import tqdm
 
-from bayesnet.catalog import UnknownNetworkError, check_network, is_network_file
+from bayesnet.catalog import is_network_file
+from constraints.methods import RESTRICTION, TEST
 from hybridbn.errors import HybridBNError
 from hybridbn.interrupt import catching_signals, exit_code, stop_requested
-from hybridbn.options import FILE, Choice, Param
+from hybridbn.options import FILE, SECONDS, Choice, Param
+from hybridbn.progress import ProgressDisplay
 from pipeline.apps.bootstrap import run_bootstrap
+from pipeline.apps.grid_progress import GridProgress, array_ranges, duration
+from pipeline.apps.learn import check_source, source_kind
 from pipeline.apps.selection import auto_reference, chosen_needs_learning, select_config
 from pipeline.core.atomic import replace_file, write_error
-from pipeline.core.cache import Artifact, StageCache, StageInterrupted, stage_key
+from pipeline.core.cache import Artifact, StageCache, StageInterrupted, file_sha256, stage_key
 from pipeline.core.config import RunConfig
-from pipeline.core.declarations import CHOICES, OPTIONS, PARAM_COLUMNS
+from pipeline.core.declarations import CHOICES, OPTIONS, PARAM_COLUMNS, SOURCE_OPTIONS, SOURCES, ConfigError
 from pipeline.core.executors import STOPPED, DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
 from pipeline.core.knowledge import knowledge_of
 from pipeline.core.preflight import check_writable_folder
 from pipeline.core.stages import VERSIONS, compare, dag_of, run_stages
 from pipeline.core.stopping import StageStopped
+from scores.methods import PALIM, SCORE
 
 logger = logging.getLogger(__name__)
 
@@ -99,12 +116,25 @@ KNOWLEDGE_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and
 RUN_SCALAR_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and not o.axis
                         and o.grid not in KNOWLEDGE_KEYS)
 """Grid keys that set one :class:`RunConfig` field of the same name for every job."""
+NETWORK, DATA, SCORE_FILE = SOURCE_OPTIONS
+"""The sources of a run (``--network``, ``--data``, ``--scores``)."""
+DATA_KEY = DATA.name
+"""The grid key of the user's data files; score files are listed with the score names (:data:`SCORE`'s
+grid key), told apart by their suffix as ``--scores`` tells them."""
 SCALAR_KEYS = {"name", "baseline", "score_groups", *RUN_SCALAR_KEYS, *KNOWLEDGE_KEYS}
 NONE_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and o.none)
 """List keys whose values may be "none" (no bound)."""
+SAMPLING = tuple(p for p in SOURCES if p.grid is not None and p not in SOURCE_OPTIONS)
+"""The options of sampling from a network (rows, seed): unused with a data or score file."""
+BEFORE_THE_SOLVE = (*SAMPLING, RESTRICTION, TEST, *RESTRICTION.method_params, SCORE, *SCORE.params,
+                    *SCORE.method_params, PALIM)
+"""The options of the stages a score file skips (sampling, restriction, scoring)."""
+UNUSED_BY_SOURCE = {DATA.name: SAMPLING, SCORE_FILE.name: BEFORE_THE_SOLVE}
+LIMIT_COLUMNS = tuple(o.name for o in _GRID_OPTIONS if isinstance(o, Param) and o.kind == SECONDS)
+"""Time limits: the same for every job of a grid as a rule, left out of ``--list-tasks``."""
 
 RESULT_COLUMNS = [
-    "job", *PARAM_COLUMNS, "status", "error",
+    "job", "dataset", *PARAM_COLUMNS, "status", "error",
     "t_data", "t_restrict", "t_score", "t_solve", "t_hybrid", "t_unrestricted", "reduction",
     "n_tests", "n_allowed", "n_pairs", "n_candidates", "objective", "dual_bound", "gap",
     "shd", "precision", "recall", "f1", "added", "missing", "reversed",
@@ -139,41 +169,32 @@ def _as_list(key: str, value: Any) -> list[Any]:
 def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Grid:
     """A :class:`Grid` from TOML text; unknown keys and invalid values raise :class:`GridError`.
 
-    Networks given as BIF files are taken relative to ``base_dir`` (the grid file's folder) and
-    stored as absolute paths, so the jobs do not depend on the working directory.
+    Networks given as BIF files, data and score files are taken relative to ``base_dir`` (the grid
+    file's folder) and stored as absolute paths, so the jobs do not depend on the working directory.
     """
     try:
         spec = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise GridError(f"grid file is not valid TOML: {exc}") from None
-    unknown = sorted(set(spec) - set(LIST_KEYS) - SCALAR_KEYS)
+    unknown = sorted(set(spec) - set(LIST_KEYS) - SCALAR_KEYS - {DATA_KEY})
     if unknown:
-        known = ", ".join(list(LIST_KEYS) + sorted(SCALAR_KEYS))
+        known = ", ".join([*LIST_KEYS, DATA_KEY, *sorted(SCALAR_KEYS)])
         raise GridError(f"unknown grid key {unknown[0]!r} (known keys: {known})")
-    if "networks" not in spec:
-        raise GridError("grid file must name at least one network: networks = [\"asia\", ...]")
-    networks = [str(Path(base_dir, net).resolve()) if isinstance(net, str) and is_network_file(net) else net
-                for net in _as_list("networks", spec["networks"])]
-    for net in networks:
-        try:
-            check_network(net)
-        except UnknownNetworkError as exc:
-            raise GridError(f"in grid key 'networks': {exc}") from None
-    spec["networks"] = networks
+    sources = _sources(spec, Path(base_dir))
     defaults = RunConfig()
-    axes = [
+    axes = [("_source", sources)] + [
         (field, _as_list(key, spec[key]) if key in spec else [getattr(defaults, field)])
-        for key, field in LIST_KEYS.items()
+        for key, field in LIST_KEYS.items() if field != NETWORK.name
     ]
     knowledge = {key: str(Path(base_dir, spec[key]).resolve()) if isinstance(spec[key], str) else spec[key]
                  for key in KNOWLEDGE_KEYS if key in spec}
     base = RunConfig(**{key: spec[key] for key in RUN_SCALAR_KEYS if key in spec}, **knowledge)
     configs: list[RunConfig] = []
     seen: set[RunConfig] = set()
-    for combo in itertools.product(*(values for _, values in axes)):
+    for source, *combo in itertools.product(*(values for _, values in axes)):
         try:
-            cfg = _scalars_where_they_apply(replace(base, **{field: value for (field, _), value in zip(axes, combo)}))
-            cfg = cfg.validated()
+            cfg = replace(base, **source, **{field: value for (field, _), value in zip(axes[1:], combo)})
+            cfg = _source_defaults(_scalars_where_they_apply(cfg)).validated()
         except ValueError as exc:
             raise GridError(f"grid value rejected: {exc}") from None
         cfg = _normalise(cfg)
@@ -193,6 +214,56 @@ def parse_grid(text: str, name: str = "grid", base_dir: str | Path = ".") -> Gri
     return Grid(name=grid_name, configs=tuple(configs), baseline=baseline, score_groups=groups)
 
 
+def _sources(spec: dict[str, Any], base_dir: Path) -> list[dict[str, str]]:
+    """The sources of a grid's jobs, each as the :class:`RunConfig` field it sets: the networks,
+    the data files, the score files (among the score names, which stay in ``spec``), each checked
+    as the command line checks it; files as absolute paths."""
+    def located(value: Any) -> Any:
+        return str((base_dir / value).resolve()) if isinstance(value, str) else value
+
+    def listed(key: str) -> list[Any]:
+        return _as_list(key, spec[key]) if key in spec else []
+
+    sources: list[tuple[str, str, Any]] = []  # (grid key, field, value)
+    for net in listed(NETWORK.grid):
+        kind = source_kind(str(net))
+        if kind != NETWORK.name:
+            key = DATA_KEY if kind == DATA.name else SCORE.grid
+            raise GridError(f"in grid key {NETWORK.grid!r}: {net} is a {kind.replace('scores', 'score')} file; "
+                            f"list it under {key} = [...]")
+        sources.append((NETWORK.grid, NETWORK.name, located(net) if is_network_file(str(net)) else net))
+    sources += [(DATA_KEY, DATA.name, located(f)) for f in listed(DATA_KEY)]
+    if SCORE.grid in spec:
+        scores = listed(SCORE.grid)
+        files = [f for f in scores if isinstance(f, str) and source_kind(f) == SCORE_FILE.name]
+        sources += [(SCORE.grid, SCORE_FILE.name, located(f)) for f in files]
+        names = [v for v in scores if v not in files]
+        if names:
+            spec[SCORE.grid] = names
+        else:
+            del spec[SCORE.grid]
+    if not sources:
+        raise GridError(f"grid file must name at least one source: {NETWORK.grid} = [\"asia\", ...], "
+                        f"{DATA_KEY} = [\"my-data.csv\", ...] or {SCORE.grid} = [\"my-scores.jkl\", ...]")
+    for key, field, value in sources:
+        try:
+            check_source(RunConfig(**{field: value}))
+        except ConfigError as exc:
+            raise GridError(f"in grid key {key!r}: {exc}") from None
+    return [{field: value} for _, field, value in sources]
+
+
+def _unused_by_source(cfg: RunConfig) -> tuple[Param | Choice, ...]:
+    """The options the run's source does not use (:data:`UNUSED_BY_SOURCE`)."""
+    return next((params for name, params in UNUSED_BY_SOURCE.items() if getattr(cfg, name) is not None), ())
+
+
+def _source_defaults(cfg: RunConfig) -> RunConfig:
+    """The options its source does not use at their defaults (before validation, which decides
+    what a default means there: ``--score auto`` on a score file is BDeu's table, as read)."""
+    return replace(cfg, **{o.name: o.default for o in _unused_by_source(cfg)})
+
+
 def load_grid(path: str | Path) -> Grid:
     path = Path(path)
     if not path.is_file():
@@ -208,7 +279,7 @@ def _inapplicable(cfg: RunConfig) -> list[str]:
     out = [c.name for c in CHOICES.values() if c.stage is None and c.name not in used]
     for name, choice in CHOICES.items():
         out += [p.name for p in choice.method_params if p not in selected[name].params]
-    return out
+    return out + [o.name for o in _unused_by_source(cfg)]
 
 
 def _scalars_where_they_apply(cfg: RunConfig) -> RunConfig:
@@ -224,9 +295,11 @@ def _scalars_where_they_apply(cfg: RunConfig) -> RunConfig:
 
 
 def _normalise(cfg: RunConfig) -> RunConfig:
-    """Reset parameters the run does not use, so equivalent jobs coincide."""
+    """Reset parameters the run does not use, so equivalent jobs coincide (those its source does not
+    use were reset before validation: :func:`_source_defaults`)."""
     defaults = RunConfig()
-    return replace(cfg, **{name: getattr(defaults, name) for name in _inapplicable(cfg)})
+    by_source = {o.name for o in _unused_by_source(cfg)}
+    return replace(cfg, **{name: getattr(defaults, name) for name in _inapplicable(cfg) if name not in by_source})
 
 
 def job_key(cfg: RunConfig, baseline: bool) -> str:
@@ -235,7 +308,22 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
         config.pop(key)
     if cfg.has_knowledge:
         config["knowledge"] = knowledge_of(cfg).digest()
+    for source in (DATA, SCORE_FILE):  # keyed by content and name (the row's dataset), not by path
+        if config[source.name] is not None:
+            config[source.name] = {"sha256": _content_digest(Path(config[source.name])), "name": cfg.source_name}
     return stage_key("job", JOB_VERSION, {"config": config, "baseline": baseline}, VERSIONS)
+
+
+def _content_digest(path: Path) -> str:
+    """The SHA-256 of a data or score file, computed once per version of the file (its size and
+    modification time) in this process."""
+    stat = path.stat()
+    return _digest(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    return file_sha256(path)
 
 
 # ----------------------------------------------------------------------------------- one job
@@ -243,22 +331,23 @@ def job_key(cfg: RunConfig, baseline: bool) -> str:
 def _param_columns(cfg: RunConfig) -> dict[str, Any]:
     """The run parameters of a results row; those the run does not use are empty."""
     params = cfg.as_dict()
-    row = {k: params[k] for k in PARAM_COLUMNS}
+    row = {"dataset": cfg.source_name, **{k: params[k] for k in PARAM_COLUMNS}}
     row.update((name, None) for name in _inapplicable(cfg) if name in row)
     return row
 
 
 def job_row(arts: dict[str, Artifact], base: dict[str, Artifact] | None) -> dict[str, Any]:
     """The results row of a finished job (metrics of its stages and of the unrestricted baseline)."""
-    rest, res = arts["restrict"].meta, arts["solve"].meta["result"]
-    ev = arts["evaluate"].meta
+    res = arts["solve"].meta["result"]
+    rest = arts["restrict"].meta if "restrict" in arts else {}  # (a score file has no data, no restriction)
+    ev = arts["evaluate"].meta if "evaluate" in arts else {}
     row = {
         "status": res.get("status"),
-        "t_data": arts["data"].seconds,
-        "t_restrict": arts["restrict"].seconds,
+        "t_data": _seconds(arts, "data"),
+        "t_restrict": _seconds(arts, "restrict"),
         "t_score": _seconds(arts, "scores"),
         "t_solve": arts["solve"].seconds,
-        "n_tests": rest.get("n_tests", 0),
+        "n_tests": rest.get("n_tests", 0) if rest else None,
         "n_allowed": rest.get("n_allowed"),
         "n_pairs": rest.get("n_pairs"),
         "n_candidates": _candidates(arts),
@@ -284,7 +373,8 @@ def job_row(arts: dict[str, Artifact], base: dict[str, Artifact] | None) -> dict
 
 
 def _seconds(arts: dict[str, Artifact], stage: str) -> float:
-    """Time of a stage, 0 when the solver skipped it (GES/SGES score inside the solve stage)."""
+    """Time of a stage, 0 when the run skipped it (GES/SGES score inside the solve stage; a score
+    file has no data and no restriction)."""
     return arts[stage].seconds if stage in arts else 0.0
 
 
@@ -323,7 +413,7 @@ def run_job(
     key = job_key(cfg, baseline)
     hit = cache.load("job", key)
     if hit is not None:
-        return {**hit.frames["row"].iloc[0].to_dict(), "cached": True}
+        return cached_row(hit, cfg)
     row: dict[str, Any] = {**_param_columns(cfg), "key": key}
     start = time.perf_counter()
     phase = "selection"
@@ -359,11 +449,32 @@ def run_job(
     except Exception as exc:  # recorded, the grid goes on
         logger.debug("job failed", exc_info=True)
         row.update(status="error", error=error_text(exc))
+        record_failure(cache, key, row, cfg, baseline)
         return {**row, "cached": False}
     frame = pd.DataFrame([row])
     cache.store(Artifact("job", key, {"row": frame}, {}, time.perf_counter() - start),
                 {"config": cfg.as_dict(), "baseline": baseline}, {}, JOB_VERSION)
     return {**row, "cached": False}
+
+
+def cached_row(hit: Artifact, cfg: RunConfig) -> dict[str, Any]:
+    """The results row of a finished job from the cache (its ``dataset`` filled in for a row
+    cached before rows named it)."""
+    return {"dataset": cfg.source_name, **hit.frames["row"].iloc[0].to_dict(), "cached": True}
+
+
+FAILED_STAGE = "job_failed"
+"""Where a failed job's row is kept for ``--collect`` (a Slurm array task's failure is seen by no
+other process); a rerun retries the job all the same, its finished row then taking precedence."""
+
+
+def record_failure(cache: StageCache, key: str, row: dict[str, Any], cfg: RunConfig, baseline: bool) -> None:
+    """Keep a failed job's row (its error) for ``--collect``; a cache that cannot take it only warns."""
+    try:
+        cache.store(Artifact(FAILED_STAGE, key, {"row": pd.DataFrame([row])}, {}),
+                    {"config": cfg.as_dict(), "baseline": baseline}, {}, JOB_VERSION)
+    except OSError as exc:
+        logger.warning("the failure of job %s is not recorded for --collect: %s", key[:10], exc)
 
 
 # ---------------------------------------------------------------------------------- the grid
@@ -379,7 +490,10 @@ def run_grid(
     """Run the jobs of ``grid`` (all, or those in ``indices``) and return the results table.
 
     Finished jobs found in the cache are read, not re-run; with ``collect_only`` the others are
-    not run either but listed with status ``missing``. After a stop request no further job starts
+    not run either but listed with the error of their last failure (status ``error``, kept by
+    :func:`record_failure`) or with status ``missing``. ``progress`` shows the jobs done / running /
+    failed / left with the time elapsed and left (:mod:`pipeline.apps.grid_progress`) on stderr
+    (a callable receives the records instead). After a stop request no further job starts
     (:class:`pipeline.core.executors.LocalExecutor`; elsewhere after a job recorded as
     ``interrupted``), the running ones are recorded as they end and those not run are listed as
     ``missing``. On a ``KeyboardInterrupt`` (a second signal, or Ctrl-C where no stop request is
@@ -393,16 +507,17 @@ def run_grid(
     for i in selected:
         hit = cache.load("job", job_key(grid.configs[i], grid.baseline))
         if hit is not None:
-            rows[i] = {**hit.frames["row"].iloc[0].to_dict(), "cached": True}
+            rows[i] = cached_row(hit, grid.configs[i])
         else:
             todo.append(i)
     logger.info("grid %s: %d jobs, %d cached, %d to run", grid.name, len(selected), len(rows), len(todo))
     if collect_only:
-        rows.update({i: {**_param_columns(grid.configs[i]), "status": "missing", "cached": False} for i in todo})
-        todo = []
+        rows.update({i: _not_run(cache, grid, i) for i in todo})
+        return results_frame(rows)
     root = str(cache.root.resolve())  # workers on other nodes may start in another directory
     args = [(grid.configs[i], root, cache.enabled, grid.baseline, grid.score_groups) for i in todo]
-    bar = tqdm(total=len(todo), desc=f"grid {grid.name}", disable=not progress, unit="job")
+    display = ProgressDisplay() if progress is True else None
+    count = GridProgress(display or progress or None, grid.name, len(selected), len(rows), _slots(executor))
     stopped = False
     try:
         for pos, result, exc in executor.map_unordered(run_job, args):
@@ -417,19 +532,37 @@ def run_grid(
             rows[i] = result
             if result.get("status") == "error":
                 logger.warning("job %d failed: %s", i, result.get("error"))
-            bar.update()
+            if result.get("status") != "interrupted":
+                count.job_ended(failed=result.get("status") == "error")
             if result.get("status") == "interrupted" and stop_requested() is None:  # stopped on its own
                 stopped = True  # (a Dask worker, a signal to one worker process): start nothing more
                 break
+        count.finish("interrupted" if stopped or stop_requested() is not None else "done")
     except KeyboardInterrupt:
         executor.close(cancel=True)
         raise
     finally:
-        bar.close()
+        if display is not None:
+            display.close()
     executor.close(cancel=stopped or stop_requested() is not None)
     rows.update({i: {**_param_columns(grid.configs[i]), "status": "missing", "cached": False}
                  for i in todo if i not in rows})
     return results_frame(rows)
+
+
+def _not_run(cache: StageCache, grid: Grid, i: int) -> dict[str, Any]:
+    """The row of a job not in the cache: its last failure's, else ``missing``."""
+    failed = cache.load(FAILED_STAGE, job_key(grid.configs[i], grid.baseline))
+    if failed is not None:
+        return {**failed.frames["row"].iloc[0].to_dict(), "cached": False}
+    return {**_param_columns(grid.configs[i]), "status": "missing", "cached": False}
+
+
+def _slots(executor) -> int:
+    """How many jobs the executor runs at once: ``-j N``, or a Dask cluster's threads (at least 1)."""
+    if isinstance(executor, LocalExecutor):
+        return executor.jobs
+    return max(1, sum(executor.client.nthreads().values()))
 
 
 def results_frame(rows: dict[int, dict[str, Any]]) -> pd.DataFrame:
@@ -460,7 +593,8 @@ def add_grid_options(parser: argparse.ArgumentParser) -> None:
     sel.add_argument("--task", type=int, metavar="I", help="run only job I (0-based; for Slurm job arrays)")
     sel.add_argument("--list-tasks", action="store_true", help="print the number of jobs and their ids")
     sel.add_argument("--collect", action="store_true",
-                     help="run nothing: write the results table of the jobs already in the cache")
+                     help="run nothing: write the results table of the jobs already in the cache (the others with "
+                          "their last error or as missing); exit 1 with their ids as sbatch --array takes them")
     eng = parser.add_argument_group("execution engine (default: local process pool of --jobs workers)")
     eng.add_argument("--scheduler", metavar="ADDRESS", help="run on a Dask scheduler, e.g. tcp://host:8786")
     eng.add_argument("--cluster", choices=("slurm", "pbs"), help="start a Dask cluster via dask-jobqueue")
@@ -474,7 +608,7 @@ def add_grid_options(parser: argparse.ArgumentParser) -> None:
 
 def describe_job(i: int, cfg: RunConfig) -> str:
     p = _param_columns(cfg)
-    parts = [f"{k}={v}" for k, v in p.items() if v is not None and k not in ("time_limit", "cops_time_limit")]
+    parts = [f"{k}={v}" for k, v in p.items() if v is not None and k not in LIMIT_COLUMNS]
     return f"{i:>4}  " + " ".join(parts)
 
 
@@ -521,6 +655,8 @@ def _command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) -
         row = frame.iloc[0]
         print(describe_job(args.task, grid.configs[args.task]))
         print(f"status {row['status']}" + (f": {row['error']}" if row.get("status") == "error" else ""))
+        collected = run_grid(grid, cache, collect_only=True)  # the array's progress, in each task's log
+        print(f"grid {grid.name}: " + grid_summary(collected, collected=True)[0])
         if row["status"] == "interrupted":
             return _interrupted()
         return 1 if row["status"] == "error" else 0
@@ -529,12 +665,41 @@ def _command_grid(args: argparse.Namespace, cache: StageCache, progress: bool) -
     executor = LocalExecutor(1) if args.collect else _executor(args)
     frame = run_grid(grid, cache, executor, progress, collect_only=args.collect)
     path = write_results(frame, folder)
-    failed = int((frame["status"] == "error").sum())
-    missing = int((frame["status"] == "missing").sum())
-    interrupted = int((frame["status"] == "interrupted").sum())
-    cached = int(frame["cached"].sum())
-    print(f"{n} jobs ({cached} from cache, {failed} failed, {interrupted} interrupted, {missing} not run); "
-          f"results in {path} and results.csv")
-    if interrupted:
+    print("\n".join(grid_summary(frame, collected=args.collect)) + f"\nresults in {path} and results.csv")
+    if (frame["status"] == "interrupted").any():
         return _interrupted()
-    return 1 if failed or missing else 0
+    return 1 if frame["status"].isin(["error", "missing"]).any() else 0
+
+
+def grid_summary(frame: pd.DataFrame, collected: bool = False) -> list[str]:
+    """What a grid's results table holds, as lines: the jobs done, failed, interrupted and not run
+    (for ``--collect``, with the job time spent and the time the jobs not run would take at the mean
+    time of those done), and the job ids to run again in the form ``sbatch --array`` takes."""
+    status = frame["status"]
+    n, failed, missing = len(frame), frame.index[status == "error"], frame.index[status == "missing"]
+    interrupted = frame.index[status == "interrupted"]
+    done = n - len(failed) - len(missing) - len(interrupted)
+    lines = [f"{n} jobs: {done} done ({int(frame['cached'].sum())} from cache), {len(failed)} failed, "
+             f"{len(interrupted)} interrupted, {len(missing)} not run"
+             + (" (running, or not started)" if collected and len(missing) else "")]
+    left = len(missing) + len(failed) + len(interrupted)
+    if collected and done:
+        spent = _stage_seconds(frame[~status.isin(["error", "missing", "interrupted"])])
+        lines.append(f"stage time of the jobs done {duration(spent.sum())}" + (
+            f"; the {left} left take about {duration(spent.mean() * left)} more at their mean "
+            f"({duration(spent.mean())} a job), shared among the tasks that run at once" if left else ""))
+    for what, index in (("failed", failed), ("interrupted", interrupted), ("not run", missing)):
+        if len(index):
+            lines.append(f"{what}: jobs {array_ranges(frame.loc[index, 'job'].astype(int).tolist())}")
+    if left:
+        again = frame.loc[status.isin(["error", "missing", "interrupted"]), "job"].astype(int).tolist()
+        lines.append(f"to run them again: sbatch --array={array_ranges(again)} SCRIPT (a Slurm array), "
+                     "or the same command without --collect")
+    return lines
+
+
+def _stage_seconds(frame: pd.DataFrame) -> pd.Series:
+    """Seconds of each job's stages: data, the hybrid run and its unrestricted baseline (which
+    jobs of the same data may share)."""
+    columns = ["t_data", "t_hybrid", "t_unrestricted"]
+    return frame[columns].apply(pd.to_numeric, errors="coerce").fillna(0.0).sum(axis=1)

@@ -35,18 +35,19 @@ from hybridbn.progress import Callback, reporting
 from pipeline.apps.bootstrap import BootstrapStopped, run_bootstrap
 from pipeline.apps.learned import LearnResult
 from pipeline.apps.selection import UnfinishedSelection, auto_reference, chosen_needs_learning, select_config
-from pipeline.core.cache import StageCache, StageInterrupted
+from pipeline.core.cache import Artifact, StageCache, StageInterrupted
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import KNOWLEDGE, OPTIONS, SCORE_FILE_SUFFIXES, SOURCE_OPTIONS, STAGES, ConfigError
 from pipeline.core.knowledge import knowledge_rows
 from pipeline.core.preflight import check_columns, check_readable
-from pipeline.core.stages import run_stages
+from pipeline.core.stages import evaluate_stage, run_stages
 from pipeline.core.stopping import StageStopped
 
 #: learn() options that are not RunConfig fields
 RUN_OPTIONS = ("cache_dir", "use_cache", "stage", "progress", "n_jobs")
 DATA_SUFFIXES = (".csv", ".parquet", ".pq", ".feather")
-STAGE = Param("stage", TEXT, "evaluate", "run up to this stage", choices=STAGES)
+STAGE = Param("stage", TEXT, STAGES[-1], "run up to this stage and print its counts and time", choices=STAGES)
+"""``--stage`` of the command line, ``stage`` of :func:`learn`: not a field of :class:`RunConfig`."""
 FRAME_NAME = "data"
 """The name of a network learned from a DataFrame when ``name`` is not given."""
 
@@ -56,7 +57,7 @@ def learn(
     *,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
-    stage: str = "evaluate",
+    stage: str = STAGE.default,
     progress: bool | Callback = False,
     n_jobs: int = 1,
     **options: Any,
@@ -232,8 +233,8 @@ def run_config(
         if chosen_needs_learning(reference, selection):
             running = cfg
             artifacts = run_stages(cache, running, upto=stage, **stages)
-    except StageInterrupted as exc:  # the best DAG so far, never cached
-        return LearnResult(running, exc.artifacts, None, selection)
+    except StageInterrupted as exc:  # the best DAG so far, never cached, evaluated as a final one is
+        return LearnResult(running, evaluated(running, cache, exc.artifacts, stage), None, selection)
     boot = None
     if cfg.bootstrap is not None and "solve" in artifacts:
         try:
@@ -241,3 +242,11 @@ def run_config(
         except BootstrapStopped as exc:  # the run's network stays: nothing learned is lost
             boot = exc.unfinished
     return LearnResult(cfg, artifacts, boot, selection)
+
+
+def evaluated(cfg: RunConfig, cache: StageCache, artifacts: dict[str, Artifact], stage: str) -> dict[str, Artifact]:
+    """The artifacts of a run whose solve a stop request ended, with the evaluation of its best DAG
+    (against the truth, when there is one) when the run goes up to the evaluate stage."""
+    if stage != "evaluate" or "data" not in artifacts or "solve" not in artifacts:
+        return artifacts
+    return {**artifacts, "evaluate": evaluate_stage(cache, cfg, artifacts["data"], artifacts["solve"])}

@@ -14,7 +14,8 @@
   bound against time (:mod:`pipeline.apps.convergence`).
 
 An interrupted solve (Ctrl-C, SIGTERM) writes the same folder from its best DAG, with status
-``interrupted`` and the bound and gap it reached in ``result.json``; its ``completion`` says
+``interrupted`` and the bound and gap it reached in ``result.json``, its evaluation against the
+truth (the ``evaluate`` stage of ``result.json``, not cached) and ``comparison.png`` where there is one; its ``completion`` says
 whether the solve was ``final``, ``limited`` or ``interrupted``, its ``interrupted`` what a stop
 request ended (``solve``, ``bootstrap``: the network learned, the bootstrap unfinished) or null.
 

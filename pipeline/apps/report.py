@@ -12,14 +12,15 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from constraints.methods import ALPHA, MAX_ORDER, RESTRICTION
 from hybridbn.errors import error_reason
 from hybridbn.options import FLAG, SECONDS, Choice, Param
 from pipeline.core.atomic import replace_file
 from pipeline.core.budget import budget_record
 from pipeline.core.cache import Artifact
 from pipeline.core.config import RunConfig
-from pipeline.core.declarations import CHOICES, PARAM_COLUMNS
-from scores.methods import PALIM
+from pipeline.core.declarations import PARAM_COLUMNS, SOLVER, SOURCE_OPTIONS
+from scores.methods import PALIM, SCORE
 
 logger = logging.getLogger(__name__)
 
@@ -55,11 +56,11 @@ def describe_config(cfg: RunConfig) -> str:
     """One line naming the source and each stage's method with its settings: the parameters its
     declaration lists (:mod:`hybridbn.options`), so a new parameter shows here too."""
     source = f"{cfg.network}, {cfg.rows} rows (seed {cfg.seed})" if cfg.network else f"data {cfg.data}"
-    solver = _method_phrase(CHOICES["solver"], cfg)
+    solver = _method_phrase(SOLVER, cfg)
     if cfg.scores is not None:
         return f"score file {cfg.scores} -> {solver}"
-    restrict = _method_phrase(CHOICES["method"], cfg)
-    score = f"{_method_phrase(CHOICES['score'], cfg)}, {_setting(PALIM, cfg.palim)}"
+    restrict = _method_phrase(RESTRICTION, cfg)
+    score = f"{_method_phrase(SCORE, cfg)}, {_setting(PALIM, cfg.palim)}"
     return f"{source} -> {restrict} -> {score} -> {solver}"
 
 
@@ -93,9 +94,20 @@ def stage_details(stage: str, art: Artifact) -> str:
     """The counts of one stage as a short phrase."""
     m = art.meta
     if stage == "data":
-        dropped = m.get("n_dropped_rows")
-        return f"{m['n_rows']} rows x {m['n_vars']} variables" + (
-            f" ({dropped} rows with a missing cell dropped)" if dropped else "")
+        notes = []
+        if m.get("n_dropped_rows"):
+            notes.append(f"{m['n_dropped_rows']} rows with a missing cell dropped")
+        if m.get("n_missing_cells"):
+            notes.append(f"{m['n_missing_cells']} missing cells kept as a state")
+        if m.get("structural_em"):
+            em = m["structural_em"]
+            notes.append(f"{em['n_completed_cells']} missing cells completed by structural EM in {em['iterations']} "
+                         f"rounds{'' if em['converged'] else ', not converged'}")
+        cut = m.get("discretized") or {}
+        if cut:
+            shown = [f"{name} {r['method']} {r['intervals']}" for name, r in list(cut.items())[:5]]
+            notes.append(f"{len(cut)} discretized: {', '.join(shown)}{' ...' if len(cut) > 5 else ''}")
+        return f"{m['n_rows']} rows x {m['n_vars']} variables" + (f" ({'; '.join(notes)})" if notes else "")
     if stage == "restrict":
         if m.get("method") == "none":
             return "no restriction: every edge allowed"
@@ -130,6 +142,8 @@ def stage_details(stage: str, art: Artifact) -> str:
         if r.get("exact") and r.get("gap") is not None:  # a climb beside the ILP on its table
             against = (" below the ILP's proven optimum" if r["exact"]["status"] == "optimal"
                        else " to the ILP's bound")
+        if r.get("dual_bound_from"):  # a resumed exact solve: the bound an unfinished solve proved
+            against += f" (bound from an {r['dual_bound_from']})"
         text = f"objective {_num(r.get('objective'))}, gap {_pct(r.get('gap'))}{against}, status {r.get('status')}"
         extras = [f"{r[k]} {label}" for k, label in SOLVE_EXTRAS if r.get(k) is not None]
         if r.get("local_search"):
@@ -148,7 +162,7 @@ SOLVE_EXTRAS = (("n_score_evaluations", "local scores evaluated"), ("n_orders", 
 
 
 def local_search_phrase(ls: Mapping[str, Any]) -> str:
-    """What the tabu search from a stopped ILP's incumbent found (:func:`ilp.methods.polish_incumbent`)."""
+    """What the tabu search from a stopped ILP's incumbent found (:func:`pipeline.core.polish.polish_incumbent`)."""
     found = (f"raised it by {ls['objective'] - ls['start_objective']:.6g} (kept)" if ls["adopted"]
              else "found no better DAG")
     return f"{ls['solver']} search from the incumbent {found} in {ls['seconds']:.1f} s, {ls['n_iterations']} arc moves"
@@ -195,31 +209,42 @@ def format_run_summary(cfg: RunConfig, artifacts: Mapping[str, Artifact], output
 
 # ----------------------------------------------------------------------------- grid reports
 
-#: parameters that may vary in a grid, and the sweeps drawn when they do (Su 2023, Figs 7-11)
-SWEEPS = {"alpha": "significance level alpha", "max_order": "CI order", "palim": "parent limit"}
-#: headers of the run parameters (every option a grid sets, :data:`pipeline.core.declarations.PARAM_COLUMNS`)
-#: where they differ from the option's name
-PARAM_HEADERS = {"rows": "N", "max_order": "order", "treewidth": "treewidth bound"}
-PARAMETER_COLUMNS = [(c, PARAM_HEADERS.get(c, c)) for c in PARAM_COLUMNS]
-TABLE_COLUMNS = [
-    *PARAMETER_COLUMNS, ("n_tests", "tests"),
-    ("edges_removed", "edges removed"), ("n_candidates", "parent sets"), ("t_restrict", "T_restrict"),
-    ("t_score", "T_score"), ("t_solve", "T_solve"), ("t_hybrid", "T_hybrid"),
-    ("t_unrestricted", "T_unrestricted"), ("status_unrestricted", "status alone"), ("reduction", "reduction"),
-    ("gap", "gap"), ("status", "status"),
-    ("shd", "SHD"), ("f1", "F1 vs truth"), ("f1_vs_unrestricted", "F1 vs G_score"),
-]
-
-
+#: the sweeps drawn when their parameter varies in a grid (Su 2023, Figs 7-11), with their axis label
+SWEEPS = ((ALPHA, "significance level alpha"), (MAX_ORDER, "CI order"), (PALIM, "parent limit"))
+#: the source of a row: its ``dataset`` (the network's name or the file's stem) stands for it
+NETWORK = SOURCE_OPTIONS[0]
+#: run parameters whose values are replicates: a setting's jobs differ only in them (averaged)
+REPLICATES = ("seed",)
+#: run parameters that tell settings apart (the lines of a sweep figure, the rows of the aggregated table)
+SETTING_PARAMETERS = tuple(c for c in PARAM_COLUMNS if c != NETWORK.name and c not in REPLICATES)
+#: what the tables show of each job, (column, header)
+METRIC_COLUMNS = (
+    ("n_tests", "tests"), ("edges_removed", "edges removed"), ("n_candidates", "parent sets"),
+    ("t_restrict", "T_restrict"), ("t_score", "T_score"), ("t_solve", "T_solve"), ("t_hybrid", "T_hybrid"),
+    ("t_unrestricted", "T_unrestricted"), ("reduction", "reduction"), ("gap", "gap"), ("shd", "SHD"),
+    ("f1", "F1 vs truth"), ("f1_vs_unrestricted", "F1 vs G_score"),
+)
+AGGREGATED_COLUMNS = tuple((c, h) for c, h in METRIC_COLUMNS if c not in ("t_restrict", "t_score", "t_solve"))
+"""The metrics of the aggregated table (the stages' times are in the jobs' rows)."""
+STATUS_COLUMNS = (("status", "status"), ("status_unrestricted", "status alone"))
 #: columns the report reads (a results table of ``run.py grid`` has them all)
 REPORTED_COLUMNS = ("network", "status", "t_hybrid", "t_unrestricted", "n_pairs", "n_allowed", "f1",
                     "f1_vs_unrestricted")
-#: run parameters that tell the lines of a sweep figure apart when they vary (seeds are averaged)
-LINE_PARAMETERS = tuple(c for c in PARAM_COLUMNS if c not in ("network", "seed"))
+#: the figures of a sweep: (file suffix, title, series (column, line style, marker, meaning))
+PANELS = (
+    ("edges", "edges removed by the restriction", (("edges_removed", "-", "o", None),)),
+    ("f1", "skeleton F-score", (("f1_vs_unrestricted", "-", "o", "against G_score"),
+                                ("f1", "--", "x", "against the truth"))),
+    ("time", "time (s)", (("t_hybrid", "-", "o", "hybrid (T_hybrid)"),
+                          ("t_unrestricted", "--", "x", "score only (T_unrestricted)"))),
+)
+FACET_COLUMNS = 4
+"""Facets (one per data set) per row of a sweep figure."""
 
 
 def read_results(path: Path) -> pd.DataFrame:
-    """A results table written by ``run.py grid`` (parquet or CSV)."""
+    """A results table written by ``run.py grid`` (parquet or CSV), with ``edges_removed`` and
+    (for tables of older grids) ``dataset`` added."""
     if not path.is_file():
         raise FileNotFoundError(f"results file not found: {path}")
     try:
@@ -231,6 +256,9 @@ def read_results(path: Path) -> pd.DataFrame:
         raise ValueError(f"{path} is not a grid results table (missing columns {sorted(missing)})")
     frame = frame.copy()
     frame["edges_removed"] = frame["n_pairs"] - frame["n_allowed"]
+    named = pd.Series([Path(str(n)).name.split(".")[0] for n in frame[NETWORK.name]], index=frame.index)
+    given = frame["dataset"].astype(object) if "dataset" in frame.columns else named
+    frame["dataset"] = given.where(given.notna(), named)
     return frame
 
 
@@ -243,7 +271,7 @@ def _cell(value: Any) -> str:
 
 
 def markdown_table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> str:
-    """A GitHub-flavoured Markdown table of the given (column, header) pairs that exist and vary."""
+    """A GitHub-flavoured Markdown table of the given (column, header) pairs that exist and hold a value."""
     cols = [(c, h) for c, h in columns if c in frame.columns and frame[c].notna().any()]
     if frame.empty or not cols:
         return "(none)"
@@ -253,22 +281,76 @@ def markdown_table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> s
     return "\n".join(lines)
 
 
-def _sweep_groups(frame: pd.DataFrame, param: str) -> list[tuple[str, pd.DataFrame]]:
-    """The lines of a sweep over ``param``: the finished jobs of one network and one value of every
-    other varying parameter (seeds are averaged), when ``param`` takes several values there."""
-    ok = frame[~frame["status"].isin(["error", "missing"])]
-    others = [c for c in LINE_PARAMETERS if c != param and c in ok.columns
-              and ok[c].astype(str).nunique() > 1]
-    groups = []
-    for keys, g in ok.groupby(["network", *others], sort=True, dropna=False):
-        if g[param].astype(str).nunique() > 1:
-            label = ", ".join([str(keys[0]), *(f"{c}={_value_label(v)}" for c, v in zip(others, keys[1:]))])
-            groups.append((label, g))
-    return groups
+def finished(frame: pd.DataFrame) -> pd.DataFrame:
+    """The jobs that ran to a result (not failed, not missing)."""
+    return frame[~frame["status"].isin(["error", "missing"])]
+
+
+def varying(frame: pd.DataFrame, columns: Sequence[str]) -> list[str]:
+    """The columns among ``columns`` that take more than one value in ``frame`` ("none" included)."""
+    return [c for c in columns if c in frame.columns and frame[c].astype(str).nunique() > 1]
+
+
+def settings_of(frame: pd.DataFrame) -> list[str]:
+    """The columns that tell a grid's settings apart: the data set and the varying run parameters
+    other than the replicates."""
+    return ["dataset", *varying(frame, SETTING_PARAMETERS)]
+
+
+def aggregate(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per setting (:func:`settings_of`) of the finished jobs: the number of jobs, and each
+    metric's mean, standard deviation, minimum and maximum over the replicates (``<metric>``,
+    ``<metric>_sd``, ``<metric>_min``, ``<metric>_max``)."""
+    ok = finished(frame)
+    keys = settings_of(ok)
+    metrics = [c for c, _ in METRIC_COLUMNS if c in ok.columns]
+    values = ok[metrics].apply(pd.to_numeric, errors="coerce")
+    grouped = values.groupby([ok[k].astype(str) for k in keys], sort=False, dropna=False)
+    out = grouped.mean()
+    for stat in ("std", "min", "max"):
+        out = out.join(getattr(grouped, stat)().add_suffix(f"_{stat.replace('std', 'sd')}"))
+    out["jobs"] = grouped.size()
+    out = out.reset_index()
+    firsts = ok.groupby([ok[k].astype(str) for k in keys], sort=False, dropna=False)[keys].first().reset_index(drop=True)
+    out[keys] = firsts[keys]  # the settings with their own types (numbers, not their text)
+    return out
+
+
+def _spread_cell(row: pd.Series, column: str) -> str:
+    """``mean ± sd`` over a setting's jobs (the mean alone for one job or no spread)."""
+    mean, sd = row[column], row.get(f"{column}_sd")
+    if mean is None or mean != mean:
+        return ""
+    if row["jobs"] > 1 and sd == sd and sd > 0:
+        return f"{_cell(float(mean))} ± {_cell(float(sd))}"
+    return _cell(float(mean))
+
+
+def aggregated_table(frame: pd.DataFrame) -> str:
+    """The Markdown table of :func:`aggregate`: one row per setting, the metrics as mean ± sd."""
+    table = aggregate(frame)
+    if table.empty:
+        return "(none)"
+    keys = settings_of(finished(frame))
+    metrics = [(c, h) for c, h in AGGREGATED_COLUMNS if c in table.columns and table[c].notna().any()]
+    header = [*keys, "jobs", *(h for _, h in metrics)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, row in table.iterrows():
+        cells = [_cell(row[k]) for k in keys] + [str(int(row["jobs"]))] + [_spread_cell(row, c) for c, _ in metrics]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def common_settings(frame: pd.DataFrame) -> str:
+    """The run parameters every finished job shares, as ``name=value`` (those set)."""
+    ok = finished(frame)
+    shared = [c for c in SETTING_PARAMETERS if c in ok.columns and c not in varying(ok, SETTING_PARAMETERS)
+              and ok[c].notna().any()]
+    return ", ".join(f"{c}={_value_label(ok[c].iloc[0])}" for c in shared)
 
 
 def _value_label(value: Any) -> str:
-    if pd.isna(value):
+    if value is None or pd.isna(value):
         return "none"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
@@ -285,68 +367,108 @@ def _sweep_axis(values: pd.Series) -> tuple[pd.Series, list[float], list[str]]:
     return numbers.fillna(none_at), [*finite, none_at], [*(_value_label(v) for v in finite), "none"]
 
 
-def sweep_figure(frame: pd.DataFrame, param: str, path: Path) -> Path | None:
-    """Three panels against ``param``: edges removed, F-scores, times (one line per network and
-    setting of the other varying parameters, averaged over seeds)."""
-    groups = _sweep_groups(frame, param)
-    if not groups:
-        return None
-    import matplotlib  # deferred: matplotlib's start-up, paid only by a report with figures
+def _setting_label(columns: Sequence[str], values: Sequence[Any]) -> str:
+    return ", ".join(f"{c}={_value_label(v)}" for c, v in zip(columns, values))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
-    ticks: dict[float, str] = {}
-    for k, (label, g) in enumerate(groups):
-        x, positions, labels = _sweep_axis(g[param])
-        ticks.update(zip(positions, labels))
-        agg = g.assign(_x=x).groupby("_x").mean(numeric_only=True).reset_index()
-        style = {"color": f"C{k % 10}"}
-        axes[0].plot(agg["_x"], agg["edges_removed"], marker="o", label=label, **style)
-        axes[1].plot(agg["_x"], agg["f1_vs_unrestricted"], marker="o", label=f"{label} vs G_score", **style)
-        axes[1].plot(agg["_x"], agg["f1"], marker="x", linestyle="--", label=f"{label} vs truth", **style)
-        axes[2].plot(agg["_x"], agg["t_hybrid"], marker="o", label=f"{label} hybrid", **style)
-        if agg["t_unrestricted"].notna().any():
-            axes[2].plot(agg["_x"], agg["t_unrestricted"], marker="x", linestyle="--",
-                         label=f"{label} score only", **style)
-    titles = ("edges removed by the restriction", "skeleton F-score", "time (s)")
-    for ax, title in zip(axes, titles):
-        ax.set_xlabel(SWEEPS[param])
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        if "none" in ticks.values():
-            ax.set_xticks(list(ticks), list(ticks.values()))
-    axes[1].set_ylim(0, 1.05)
-    axes[2].legend(fontsize=7)
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+def sweep_figures(frame: pd.DataFrame, param: str, label: str) -> list[tuple[str, Any]]:
+    """The figures of a sweep over ``param`` (when it varies among the finished jobs): one per panel
+    of :data:`PANELS`, ``(file name, matplotlib figure)``. Each has a facet per data set in which
+    ``param`` varies, a line per setting of the other varying parameters, the mean over the
+    replicates (seeds) with bars from their minimum to their maximum, and one legend, outside the
+    facets (colours: the settings; line styles: the series)."""
+    ok = finished(frame)
+    datasets = [d for d, g in ok.groupby("dataset", sort=False) if g[param].astype(str).nunique() > 1]
+    if not datasets:
+        return []
+    from matplotlib import colormaps  # deferred: matplotlib's start-up, paid only by a report with figures
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    others = [c for c in varying(ok, SETTING_PARAMETERS) if c != param]
+    settings = sorted({tuple(_value_label(v) for v in row) for row in ok[others].itertuples(index=False)})
+    colours = colormaps["tab10" if len(settings) <= 10 else "tab20" if len(settings) <= 20 else "viridis"]
+    colour = {s: colours(k if len(settings) <= 20 else k / max(len(settings) - 1, 1)) for k, s in enumerate(settings)}
+    replicated = bool(varying(ok, REPLICATES))
+    figures = []
+    for suffix, title, series in PANELS:
+        series = [s for s in series if s[0] in ok.columns and ok[s[0]].notna().any()]
+        if not series:
+            continue
+        ncols = min(FACET_COLUMNS, len(datasets))
+        nrows = -(-len(datasets) // ncols)
+        fig = Figure(figsize=(3.4 * ncols + 2.6, 2.7 * nrows + 0.7), layout="constrained")
+        axes = fig.subplots(nrows, ncols, squeeze=False)
+        for ax, dataset in zip(axes.flat, datasets):
+            sub = ok[ok["dataset"] == dataset]
+            x, positions, labels = _sweep_axis(sub[param])
+            sub = sub.assign(_x=x.to_numpy(), _setting=[tuple(_value_label(v) for v in row)
+                                                        for row in sub[others].itertuples(index=False)])
+            span = (max(positions) - min(positions)) or 1.0
+            for setting, g in sub.groupby("_setting", sort=True):
+                dodge = (settings.index(setting) - (len(settings) - 1) / 2) * 0.012 * span  # bars side by side
+                for column, style, marker, _ in series:
+                    stats = pd.to_numeric(g[column], errors="coerce").groupby(g["_x"]).agg(["mean", "min", "max"])
+                    stats = stats.dropna()
+                    if stats.empty:
+                        continue
+                    ax.errorbar(stats.index + dodge, stats["mean"], yerr=[stats["mean"] - stats["min"],
+                                                                  stats["max"] - stats["mean"]],
+                                color=colour[setting], linestyle=style, marker=marker, markersize=4, capsize=2,
+                                linewidth=1.2)
+            ax.set_title(str(dataset), fontsize=10)
+            ax.set_xlabel(label, fontsize=9)
+            ax.set_xticks(positions, labels, fontsize=8)
+            ax.tick_params(axis="y", labelsize=8)
+            ax.grid(alpha=0.3)
+            if suffix == "f1":
+                ax.set_ylim(0, 1.05)
+        for ax in axes.flat[len(datasets):]:
+            fig.delaxes(ax)
+        handles = [Line2D([], [], color=colour[s], marker="o", label=_setting_label(others, s))
+                   for s in settings if others]
+        handles += [Line2D([], [], color="0.3", linestyle=style, marker=marker, label=meaning)
+                    for _, style, marker, meaning in series if meaning is not None and len(series) > 1]
+        if handles:
+            fig.legend(handles=handles, loc="outside right upper", fontsize=8, ncols=-(-len(handles) // 30),
+                       frameon=False)
+        spread = ": mean over seeds, bars from min to max" if replicated else ""
+        fig.suptitle(f"{title} against the {label}{spread}", fontsize=11)
+        figures.append((f"sweep-{param}-{suffix}.png", fig))
+    return figures
 
 
 def write_report(results: Path, out: Path | None = None) -> Path:
-    """``report.md`` (Markdown tables) and one PNG per varying sweep parameter; returns report.md."""
+    """``report.md`` and the PNG figures of each varying sweep parameter; returns report.md.
+
+    report.md holds the aggregated table first (a row per setting, the metrics as mean ± sd over
+    the seeds), then the sweeps' figures, then every job's row and the failed jobs' errors."""
     frame = read_results(results)
     out = out or results.parent
     out.mkdir(parents=True, exist_ok=True)
-    ok = frame[~frame["status"].isin(["error", "missing"])]
+    ok = finished(frame)
+    common = common_settings(frame)
     lines = [f"# Grid report: {results.name}", "",
              f"{len(frame)} jobs, {len(ok)} finished, {int((frame['status'] == 'error').sum())} failed, "
              f"{int((frame['status'] == 'missing').sum())} not run.", "",
              "Times in seconds (T_hybrid = T_restrict + T_score + T_solve; T_unrestricted = scores + solve "
              "without restriction, the thesis' T_score). F1 vs G_score compares the skeleton with the "
-             "unrestricted optimum (Su 2023, section 6); reduction = 1 - T_hybrid / T_unrestricted.", "",
-             "## Results", "", markdown_table(ok, TABLE_COLUMNS), ""]
-    for param, label in SWEEPS.items():
-        png = sweep_figure(frame, param, out / f"sweep-{param}.png")
-        if png is not None:
-            lines += [f"## Sweep over the {label}", "", f"![{label}]({png.name})", ""]
+             "unrestricted optimum (Su 2023, section 6); reduction = 1 - T_hybrid / T_unrestricted.", ""]
+    if common:
+        lines += [f"Common to every job: {common}.", ""]
+    lines += ["## Settings (mean ± sd over seeds)", "", aggregated_table(frame), ""]
+    for param, label in SWEEPS:
+        figures = sweep_figures(frame, param.name, label)
+        if figures:
+            lines += [f"## Sweep over the {label}", ""]
+        for name, fig in figures:
+            fig.savefig(out / name, dpi=110)
+            lines += [f"![{label}: {name}]({name})", ""]
+    keys = [("job", "job"), *((c, c) for c in settings_of(frame)), *((r, r) for r in REPLICATES)]
+    lines += ["## All jobs", "", markdown_table(ok, [*keys, *METRIC_COLUMNS, *STATUS_COLUMNS]), ""]
     failed = frame[frame["status"] == "error"]
     if len(failed):
-        cols = [("job", "job"), *PARAMETER_COLUMNS, ("error", "error")]
-        lines += ["## Failed jobs", "", markdown_table(failed, cols), ""]
+        lines += ["## Failed jobs", "", markdown_table(failed, [*keys, ("error", "error")]), ""]
     path = out / "report.md"
     replace_file(path, lambda p: p.write_text("\n".join(lines)))
     return path

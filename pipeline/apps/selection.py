@@ -43,7 +43,7 @@ from hybridbn.interrupt import stop_requested
 from hybridbn.progress import Callback, TaskCount
 from pipeline.core.cache import Artifact, StageCache
 from pipeline.core.config import RunConfig, candidate_configs
-from pipeline.core.declarations import PARAMS, ConfigError
+from pipeline.core.declarations import FOLDS, ConfigError
 from pipeline.core.executors import STOPPED, cached_results, map_tasks
 from pipeline.core.kernels import ensure_compiled
 from pipeline.core.stages import (STAGES, VERSIONS, dag_of, dataset_of, model_stages, restrict_params, run_stages,
@@ -278,7 +278,7 @@ def auto_score_candidates(cfg: RunConfig) -> list[tuple[str, RunConfig]]:
     networks of hailfinder were erratic: ``docs/journal/2026-11-accuracy.md``, 2026-11-29)."""
     reference, alternative = AUTO_SCORES
     prior = AUTO_QNML_PRIOR if cfg.structure_prior is None else cfg.structure_prior
-    run = replace(cfg, folds=PARAMS["folds"].default)
+    run = replace(cfg, folds=FOLDS.default)
     return [(f"score={reference}", replace(run, score=reference).validated()),
             (f"score={alternative},structure_prior={prior:g}",
              replace(run, score=alternative, structure_prior=prior).validated())]

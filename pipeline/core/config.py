@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from hybridbn.options import Choice, Method, OptionError
-from pipeline.core.declarations import (CHOICES, KNOWLEDGE, OPTIONS, PARAMS, PRESETS, SCORE_FILE_SUFFIXES,
-                                        SOURCE_OPTIONS, TABLE_SOLVERS, ConfigError)
+from pipeline.core.declarations import (ANYTIME_SOLVERS, BREAKS, CHOICES, FOLDS, KNOWLEDGE, OPTIONS, PARAMS,
+                                        PRESETS, SCORE_FILE_SUFFIXES, SOURCE_OPTIONS, TABLE_SOLVERS, ConfigError)
 from pipeline.core.knowledge import check_solver, knowledge_of
 from pipeline.core.overrides import candidate_label, parse_candidates
 from scores.methods import AUTO, AUTO_MIN_FOLDS, AUTO_SCORES
@@ -64,12 +64,12 @@ class RunConfig(_Fields):
         if self.preset is None:
             return self
         chosen = PRESETS[self.preset]
-        for name, value in chosen.items():
-            given = getattr(self, name)
-            if given not in (value, CHOICES[name].default):
-                spelt = " ".join(f"--{k} {v}" for k, v in chosen.items())
-                raise ConfigError(f"--preset {self.preset} is {spelt}; it cannot take --{name} {given}")
-        return replace(self, preset=None, **chosen)
+        for choice, value in chosen:
+            given = getattr(self, choice.name)
+            if given not in (value, choice.default):
+                spelt = " ".join(f"{c.flag} {v}" for c, v in chosen)
+                raise ConfigError(f"--preset {self.preset} is {spelt}; it cannot take {choice.flag} {given}")
+        return replace(self, preset=None, **{choice.name: value for choice, value in chosen})
 
     def _with_score_decided_by_options(self) -> "RunConfig":
         """``--score auto`` is BDeu where the options alone rule out its cross-validation: a score
@@ -121,7 +121,7 @@ class RunConfig(_Fields):
         """``--select`` needs data and candidates that are valid runs; ``--folds`` needs ``--select``
         or ``--score auto``, and the latter 5 folds or more."""
         if self.select is None:
-            if self.folds != PARAMS["folds"].default and self.score != AUTO:
+            if self.folds != FOLDS.default and self.score != AUTO:
                 raise ConfigError("--folds applies to the cross-validation of --select or --score auto")
             if self.score == AUTO and self.folds < AUTO_MIN_FOLDS:
                 raise ConfigError(f"--score auto needs --folds {AUTO_MIN_FOLDS} or more: its sign test at 0.05 "
@@ -152,11 +152,17 @@ class RunConfig(_Fields):
             raise ConfigError("--drop and --keep select columns of --data; "
                               f"{'a score file' if self.scores is not None else 'data sampled from --network'} "
                               "has none to select")
+        if self.discretize is not None and self.data is None:
+            raise ConfigError("--discretize cuts numeric columns of --data into intervals; "
+                              f"{'a score file' if self.scores is not None else 'data sampled from --network'} "
+                              "has none")
+        if self.breaks != BREAKS.default and self.discretize is None:
+            raise ConfigError("--breaks applies to the columns of --discretize")
         if self.name is not None and not NETWORK_NAME.fullmatch(str(self.name)):
             raise ConfigError(f"--name must be letters, digits, '.', '_' or '-' (it names the output folder), "
                               f"got {self.name!r}")
-        if self.budget is not None and self.solver not in TABLE_SOLVERS:
-            raise ConfigError(f"--budget needs a solver with a time limit ({', '.join(TABLE_SOLVERS)}), "
+        if self.budget is not None and self.solver not in ANYTIME_SOLVERS:
+            raise ConfigError(f"--budget needs a solver with a time limit ({', '.join(ANYTIME_SOLVERS)}), "
                               f"not --solver {self.solver}")
 
     def _check_knowledge(self) -> None:
@@ -187,7 +193,7 @@ class RunConfig(_Fields):
         if self.name is not None:
             return self.name
         source = next(x for x in (*(getattr(self, p.name) for p in SOURCE_OPTIONS), "data") if x is not None)
-        name = Path(str(source)).name
+        name = Path(str(source)).name.replace(":", "-")  # random:N:SEED: no colon in folder names
         return name.lstrip(".").split(".")[0] or "data"
 
 
@@ -202,7 +208,7 @@ def candidate_configs(cfg: RunConfig) -> list[tuple[str, RunConfig]]:
     for overrides in candidates:
         label = candidate_label(overrides)
         try:
-            candidate = replace(cfg, select=None, folds=PARAMS["folds"].default, **overrides)
+            candidate = replace(cfg, select=None, folds=FOLDS.default, **overrides)
             configs.append((label, candidate.validated().undecided_score()))  # auto in a candidate: BDeu
         except ConfigError as exc:
             raise ConfigError(f"--select candidate {label!r}: {exc}") from None

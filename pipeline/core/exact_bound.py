@@ -1,12 +1,13 @@
 """The exact ILP's bound on a score table, kept for the heuristics that climb the same table.
 
-Every exact solve of a score table (the ILP without a treewidth bound or the cops bags, on a
-table the budget did not cut) records its dual bound, its best objective and its status in the
-stage cache, keyed by the table and the expert knowledge, whatever its time limit: the tightest
-bound and the best objective seen are kept. Hill climbing and tabu search on that table then
-report their score against this bound (``"bound": "ILP"``) instead of the trivial best-families
-bound of :func:`search.methods.best_families_bound`: where the ILP proved its optimum, the gap
-is the climb's distance from it.
+Every exact solve of a score table (a solver tagged ``exact_bound``, :data:`hybridbn.solving.TAGS`,
+without a treewidth bound or the cops bags, on a table the budget did not cut) records its dual
+bound, its best objective and its status in the stage cache, keyed by the table and the expert
+knowledge, whatever its time limit: the tightest bound and the best objective seen are kept. The
+searches tagged ``exact_gap`` (hill climbing and tabu search) on that table then report their
+score against this bound (``"bound": "ILP"``) instead of the trivial best-families bound of
+:func:`search.methods.best_families_bound`: where the ILP proved its optimum, the gap is the
+climb's distance from it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Any, Mapping
 
 from hybridbn.progress import relative_gap
 from pipeline.core.cache import Artifact, StageCache, stage_key
+from hybridbn.solving import EXACT_BOUND, EXACT_GAP
 from pipeline.core.config import RunConfig
-from search.methods import HILL_CLIMBERS
+from pipeline.core.declarations import SOLVER
 
 STAGE = "exact_bound"
 VERSION = "1"
@@ -77,10 +79,16 @@ class ExactBound:
 def exact_bound_slot(cache: StageCache, cfg: RunConfig, solve_params: Mapping[str, Any],
                      scores: Artifact | None) -> ExactBound | None:
     """The slot of the run's table under the knowledge entry of its solve key ``solve_params``,
-    for the ILP (which offers to it) and the climbs (which read it); None for other solvers,
-    problems and score sources without a table."""
-    wanted = cfg.solver == "ilp" or cfg.solver in HILL_CLIMBERS
+    for an exact solver (which offers to it, :func:`proves_bound`) and the climbs (which read it);
+    None for other solvers, problems and score sources without a table."""
+    wanted = SOLVER[cfg.solver].tags & {EXACT_BOUND, EXACT_GAP}
     if scores is None or not wanted or not applies(cfg):
         return None
     knowledge = {k: v for k, v in solve_params.items() if k == "knowledge"}
     return ExactBound(cache, knowledge, scores.key)
+
+
+def proves_bound(cfg: RunConfig) -> bool:
+    """Whether ``cfg``'s solver leaves a proven bound on its table (tagged ``exact_bound``); the
+    others' results are measured against it."""
+    return EXACT_BOUND in SOLVER[cfg.solver].tags

@@ -9,7 +9,9 @@ A stop request (Ctrl-C, SIGTERM: :mod:`hybridbn.interrupt`) stops the local pool
 no job starts after it (each is yielded with :class:`pipeline.core.stopping.StageStopped`, stage
 ``"tasks"``, so that every job has its outcome), and the jobs running in the workers, which take
 their parent's stop requests as their own, end at their safe points (a solve with its best DAG)
-and are yielded as usual; a second signal kills the workers.
+and are yielded as usual; a second signal kills the workers. A pool made with ``kill_at_stop``
+(the first-run compilation of :mod:`pipeline.core.kernels`, whose jobs have no safe point inside
+numba's compiler) kills its workers at the first request instead.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ from pipeline.core.stopping import StageStopped
 
 logger = logging.getLogger(__name__)
 
-#: (index into the argument list, result or None, exception or None)
 Outcome = tuple[int, Any, BaseException | None]
+"""A finished job: its index into the argument list, its result or None, its exception or None."""
 
 STOPPED = (StageStopped, StageInterrupted)
 """The exceptions of a job that a stop request ended at one of its safe points: the outcome of a
@@ -94,6 +96,18 @@ def start_worker(stop) -> None:
 _SPAWN = multiprocessing.get_context("spawn")
 
 
+def spawn_runs_main_again() -> bool:
+    """Whether a worker started here runs this process's ``__main__`` again, as ``__mp_main__``
+    (Python's spawn start method does so for a script run by its path and a module run by ``-m``,
+    not for a package's ``__main__``, ``-c`` code or an interactive session): a script without an
+    ``if __name__ == "__main__"`` guard would then run once more in each worker."""
+    main = sys.modules["__main__"]
+    spec = getattr(main, "__spec__", None)
+    if spec is not None:
+        return not (spec.name == "__main__" or spec.name.endswith(".__main__"))
+    return getattr(main, "__file__", None) is not None
+
+
 def _worker_pool(jobs: int, stop) -> ProcessPoolExecutor:
     """A process pool whose workers die with this process (even after ``kill -9``) and follow its
     stop requests through ``stop`` (:func:`start_worker`).
@@ -106,7 +120,7 @@ def _worker_pool(jobs: int, stop) -> ProcessPoolExecutor:
 
 
 def _not_started(signum: int | None) -> StageStopped:
-    """The outcome of a job that a stop request kept from starting."""
+    """The outcome of a job that a stop request kept from starting (or killed: ``kill_at_stop``)."""
     return StageStopped("tasks", signum or signal.SIGINT)
 
 
@@ -137,11 +151,13 @@ class LocalExecutor:
     were in flight are then run again one at a time in a fresh pool, so the job that killed its
     worker is recorded as failed (:class:`WorkerDied`) and every other job still runs.
     After a stop request no job starts, the workers are told to stop and the running jobs are
-    yielded as they end (see the module docstring); an exception here (a second signal) kills them.
+    yielded as they end (see the module docstring), or, with ``kill_at_stop``, are killed and
+    yielded as stopped at once; an exception here (a second signal) kills them.
     """
 
-    def __init__(self, jobs: int = 1):
+    def __init__(self, jobs: int = 1, kill_at_stop: bool = False):
         self.jobs = max(1, int(jobs))
+        self.kill_at_stop = kill_at_stop
         self._pool: ProcessPoolExecutor | None = None
         self._stop = _SPAWN.RawValue("i", 0) if self.jobs > 1 else None  # the workers' stop request
 
@@ -163,6 +179,11 @@ class LocalExecutor:
         try:
             while todo or alone or running:
                 if self._stopping():
+                    if self.kill_at_stop:
+                        self.close(cancel=True)
+                        for i, _ in sorted([*running.values(), *alone, *todo]):
+                            yield i, None, _not_started(interrupt.stop_requested())
+                        return
                     for i, _ in [*alone, *todo]:
                         yield i, None, _not_started(interrupt.stop_requested())
                     alone.clear()

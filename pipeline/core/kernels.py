@@ -1,14 +1,19 @@
-"""Compile the numba kernels once per installation, in parallel groups, and say so.
+"""The warm-up of the numba kernels: compiled once per installation, in parallel groups, and
+loaded before each stage's clock starts.
 
 numba caches compiled kernels on disk (``cache=True``, next to the sources or under
-``NUMBA_CACHE_DIR``), but the first run compiles them for tens of seconds. The first stage that
-needs kernels calls :func:`ensure_compiled`: when the stamp file says some kernels of this kind of
+``NUMBA_CACHE_DIR``), but the first run compiles them for tens of seconds. Each stage that needs
+kernels calls :func:`prepare_kernels` before its clock starts, which calls :func:`ensure_compiled`
+and then loads the stage's kernels into this process by a call on a tiny slice of the run's data.
+When the stamp file says some kernels of this kind of
 run were not yet compiled by this installation, it prints one line and compiles them by running
 the pipeline's own stages on bundled data (so argument types are exactly those of a real run),
 in independent groups (:func:`kernel_groups`): the restriction's CI-test kernels, the score
 table's, the solver's (on a bundled score table, so that they need no score kernel) and, for
-``-j`` above 1, the threaded CI kernels. The groups compile at once, one Python process per idle
-core; numba's cache on disk is shared, so the run and its bootstrap or selection workers then
+``-j`` above 1, the threaded CI kernels. The groups compile at once, as the jobs of a
+:class:`pipeline.core.executors.LocalExecutor` of one process per idle core (one under a script
+of the caller's, which its processes would run again); numba's cache on disk is shared, so the run
+and its bootstrap or selection workers then
 load them. Each group's line is printed as it ends, then the total; the stamp records the groups,
 so later processes read one small file and go on, and a run of another kind compiles only the
 groups it adds; its key holds a digest of the kernels' sources, so an edited source file clears
@@ -18,7 +23,7 @@ their processes are killed (one in this process stops at its stages' next safe p
 run stops with :class:`CompileStopped`; the stamp keeps the groups that finished before it.
 
 On alarm (CPU seconds of each group, in its own process): the score table's 21 (the enumeration
-kernel ``scores.candidates.child_kernel`` alone 10), the restriction's 12, the ILP's 6, so two
+kernel ``scores.enumeration.child_kernel`` alone 10), the restriction's 12, the ILP's 6, so two
 processes take the first, and the second and the third; the groups share one kernel, of one
 signature (``scores.counts.onehot_bitsets``), so two processes never write two specialisations of
 a function into numba's cache at once (its index is rewritten unlocked).
@@ -31,26 +36,30 @@ import json
 import logging
 import multiprocessing
 import os
-import pickle
 import signal
-import subprocess
 import sys
-import tempfile
+import sysconfig
 import time
 from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
-from constraints.methods import RESTRICTION, TEST
+import numpy as np
+
+from constraints.methods import RESTRICTION, TEST, ci_test
 from hybridbn.interrupt import stop_requested
 from hybridbn.options import defaults
+from hybridbn.solving import EXACT_BOUND
 from ilp.methods import WITHIN_BAGS
 from pipeline.core.cache import StageCache
 from pipeline.core.config import RunConfig
-from pipeline.core.declarations import BUDGET, KNOWLEDGE, SOURCES, TABLE_SOLVERS
-from pipeline.core.stopping import StageStopped, check_stop
-from search.methods import HILL_CLIMBERS
+from pipeline.core.declarations import BUDGET, KNOWLEDGE, SOLVER, SOURCES, TABLE_SOLVERS
+from pipeline.core.executors import STOPPED, LocalExecutor, spawn_runs_main_again
+from pipeline.core.polish import polishes
+from pipeline.core.stopping import StageStopped
+from scores.methods import SCORE
+from search.methods import RESTART
 
 logger = logging.getLogger(__name__)
 
@@ -100,11 +109,12 @@ def kernel_groups(cfg: RunConfig, n_jobs: int = 1) -> list[KernelGroup]:
     :data:`WARM_UP_TABLE`, GES and SGES on alarm's data as the score table's group; the tabu
     search too where the exact ILP may stop at a limit (:func:`may_polish`)."""
     cfg = cfg.undecided_score()  # --score auto: qNML's own kernels compile, in a second or so, if it is tried
-    climbing = {"restart": max(cfg.restart, 1), "max_iter": None} if cfg.solver in HILL_CLIMBERS else {}
-    alarm = replace(cfg, **{**defaults(RESET), "network": "alarm"}, **climbing,
-                    time_limit=WARM_UP_ILP_LIMIT if cfg.solver == "ilp" else 2.0,
+    alarm = replace(replace(cfg, **defaults(RESET)), network="alarm",
+                    time_limit=WARM_UP_ILP_LIMIT if EXACT_BOUND in SOLVER[cfg.solver].tags else 2.0,
                     max_order=1 if cfg.max_order is None else min(cfg.max_order, 1),
                     palim=3 if cfg.palim is None else min(cfg.palim, 3), cops_time_limit=10.0)
+    if RESTART in SOLVER[cfg.solver].params:
+        alarm = replace(alarm, restart=max(cfg.restart, 1), max_iter=None)
     unrestricted = replace(alarm, method="none", palim=min(alarm.palim, 2))
     method = RESTRICTION[cfg.method]
     groups = []
@@ -132,9 +142,9 @@ def kernel_groups(cfg: RunConfig, n_jobs: int = 1) -> list[KernelGroup]:
 
 def may_polish(cfg: RunConfig) -> bool:
     """Whether ``cfg``'s exact ILP may stop at a limit and hand its incumbent to the tabu search
-    (:func:`ilp.methods.polish_incumbent`), whose kernels then compile with the run's."""
+    (:mod:`pipeline.core.polish`), whose kernels then compile with the run's."""
     limited = cfg.time_limit is not None or cfg.memory_limit is not None or cfg.budget is not None
-    return cfg.solver == "ilp" and cfg.treewidth is None and limited
+    return polishes(cfg) and limited
 
 
 _checked: set[str] = set()  # groups checked in this process
@@ -210,6 +220,28 @@ def ensure_compiled(*configs: RunConfig, run_stages: RunStages, n_jobs: int = 1)
     _write(path, {"key": key, "compiled": sorted({*compiled, *done})})
 
 
+def prepare_kernels(stage: str, cfg: RunConfig, run_stages: RunStages, dataset=None, n_jobs: int = 1) -> None:
+    """The kernels of ``cfg``'s ``stage`` made ready before the stage's clock starts: compiled once
+    per installation (:func:`ensure_compiled`, on ``n_jobs`` threads), then, for the restriction
+    and the score table, loaded into this process from numba's cache by a call on a tiny slice
+    of ``dataset``, the run's own data (same dtype, so the same signatures): the stage's time
+    leaves out numba's first-call load."""
+    ensure_compiled(cfg, run_stages=run_stages, n_jobs=n_jobs)
+    if dataset is None:
+        return
+    data, arities = np.ascontiguousarray(dataset.data[:50, :3]), np.asarray(dataset.arities[:3])
+    method = RESTRICTION[cfg.method]
+    if stage == "scores":
+        SCORE[cfg.score].run(data, arities, replace(cfg, palim=None if cfg.palim is None else min(cfg.palim, 2)))
+    elif stage == "restrict" and method.run is not None:
+        if TEST not in method.uses:  # a tiny candidate search
+            method.run(data, arities, replace(cfg, candidates=1))
+        elif data.shape[1] >= 3:  # two tiny CI tests
+            test = ci_test(data, arities, cfg)
+            test(0, 1, ())
+            test(0, 1, (2,))
+
+
 COMPILE = "the first-run compilation of the numba kernels"
 """What a stop request interrupts in :func:`ensure_compiled` (the one line of a stopped run)."""
 
@@ -226,128 +258,65 @@ class CompileStopped(StageStopped):
 
 
 def compile_groups(groups: list[KernelGroup], run_stages: RunStages, processes: int = 1) -> list[str]:
-    """Run the warm-ups of ``groups`` by ``run_stages`` in this process (``processes == 1``) or in
-    up to ``processes`` fresh Python processes at once, handed out in order as they free; print
-    each group's time as it ends and return their keys (a failed warm-up is left to the real run,
-    which compiles what it lacks). A stop request raises :class:`CompileStopped` (see the module
-    docstring).
-
-    The processes are new interpreters (``python -c``), not ``multiprocessing`` children, which
-    would import the caller's ``__main__`` again: a script calling :func:`hybridbn.learn` without
-    an ``if __name__ == "__main__"`` guard would run twice."""
+    """Run the warm-ups of ``groups`` by ``run_stages`` as the jobs of a
+    :class:`pipeline.core.executors.LocalExecutor` of ``processes`` (this process when 1), handed
+    out in order as the processes free; print each group's time as it ends and return their keys
+    (a failed warm-up is left to the real run, which compiles what it lacks). A stop request kills
+    the processes and raises :class:`CompileStopped` (see the module docstring)."""
     done: list[str] = []
+    executor = LocalExecutor(processes, kill_at_stop=True)
     try:
-        for group, seconds, failure in _outcomes(groups, run_stages, processes):
+        for i, seconds, failure in executor.map_unordered(warm_up, [(group, run_stages) for group in groups]):
+            if isinstance(failure, STOPPED):
+                raise CompileStopped(getattr(failure, "signum", None) or stop_requested() or signal.SIGINT, done)
             if failure is None:
-                print(f"  {group.key}: {seconds:.1f} s", file=sys.stderr, flush=True)
+                print(f"  {groups[i].key}: {seconds:.1f} s", file=sys.stderr, flush=True)
             else:
-                logger.debug("kernel warm-up %s stopped: %s", group.key, failure)
-            done.append(group.key)
-    except StageStopped as stopped:
-        raise CompileStopped(stopped.signum, done) from None
+                logger.debug("kernel warm-up %s stopped: %s", groups[i].key, failure)
+            done.append(groups[i].key)
+    except BaseException:
+        executor.close(cancel=True)
+        raise
+    executor.close()
     return done
 
 
-Outcome = tuple[KernelGroup, float, str | None]
-"""A group, the seconds its warm-up took and why it failed (None when it did not)."""
-
-
-def _outcomes(groups: list[KernelGroup], run_stages: RunStages, processes: int) -> Iterator[Outcome]:
-    """Each group's :data:`Outcome` as it ends; on a stop request :class:`StageStopped` (the
-    processes still running killed)."""
-    if processes == 1:
-        for group in groups:
-            yield _run_here(group, run_stages)
-        return
-    waiting = list(groups)
-    running: list[_WarmUp] = []
-    try:
-        while waiting or running:
-            while waiting and len(running) < processes:
-                running.append(_WarmUp(waiting.pop(0)))
-            check_stop("compile")
-            for warm_up in [w for w in running if w.process.poll() is not None]:
-                running.remove(warm_up)
-                yield warm_up.outcome()
-            time.sleep(POLL)
-    finally:
-        for warm_up in running:
-            warm_up.kill()
-
-
-POLL = 0.1
-"""Seconds between two looks at the warm-up processes (and at the stop request)."""
-
-
-def _run_here(group: KernelGroup, run_stages: RunStages) -> Outcome:
-    """The group's warm-up in this process; a stop request stops it at its stages' next safe point."""
-    start = time.perf_counter()
-    try:
-        _compile_group(group, run_stages)
-    except KeyboardInterrupt:  # a stop in the warm-up's own stages (not the run's) or a second signal
-        raise StageStopped("compile", stop_requested() or signal.SIGINT) from None
-    except Exception as exc:  # noqa: BLE001 - the real run reports its own errors
-        return group, time.perf_counter() - start, str(exc)
-    return group, time.perf_counter() - start, None
-
-
-_CHILD = ("import pickle, sys; sys.path[:] = pickle.load(sys.stdin.buffer); "
-          "from pipeline.core import kernels; from pipeline.core.stages import run_stages; "
-          "kernels.compile_stdin(run_stages)")
-"""A warm-up process: this process's module path, then :func:`compile_stdin` with the stage
-driver (it finds this package where this process does, whatever the folder it starts in holds)."""
-
-
-class _WarmUp:
-    """The group's warm-up in a new Python process, in a session of its own (a Ctrl-C in the
-    terminal reaches this process only, which kills it); its stderr in a temporary file."""
-
-    def __init__(self, group: KernelGroup):
-        self.group = group
-        self.start = time.perf_counter()
-        self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
-                                        stdout=subprocess.DEVNULL, stderr=self.stderr, start_new_session=True)
-        self.process.stdin.write(pickle.dumps(sys.path) + pickle.dumps(group))
-        self.process.stdin.close()
-
-    def outcome(self) -> Outcome:
-        self.stderr.seek(0)
-        failure = None
-        if self.process.returncode != 0:
-            failure = self.stderr.read().decode(errors="replace").strip()[-500:]
-        self.stderr.close()
-        return self.group, time.perf_counter() - self.start, failure
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.wait()
-        self.stderr.close()
-
-
-def compile_stdin(run_stages: RunStages) -> None:
-    """The warm-up process's work: the pickled :class:`KernelGroup` that follows on stdin."""
-    _compile_group(pickle.load(sys.stdin.buffer), run_stages)
-
-
-def _compile_group(group: KernelGroup, run_stages: RunStages) -> None:
-    """The group's stages on its warm-up data, cached nowhere. The stages inside do not ask for
-    kernels again."""
+def warm_up(group: KernelGroup, run_stages: RunStages) -> float:
+    """The group's stages on its warm-up data, cached nowhere, and the seconds they took; the
+    stages inside do not ask for kernels again. In this process a stop request stops it at its
+    stages' next safe point (:class:`StageStopped`)."""
     global _compiling
+    start = time.perf_counter()
     _compiling = True
     try:
         run_stages(StageCache(None, enabled=False), group.run, upto=group.upto, n_jobs=group.n_jobs)
+    except KeyboardInterrupt:  # a stop in the warm-up's own stages (not the run's) or a second signal
+        raise StageStopped("compile", stop_requested() or signal.SIGINT) from None
     finally:
         _compiling = False
+    return time.perf_counter() - start
 
 
 def _processes(n_groups: int) -> int:
     """One process per idle core, at most one per group; one in a worker process (of a bootstrap,
-    a selection or a grid), whose siblings compile too."""
+    a selection or a grid), whose siblings compile too, and under a script of the caller's
+    (:func:`_runs_callers_script`)."""
     most = min(n_groups, _cores())
-    if most == 1 or multiprocessing.parent_process() is not None:
+    if most == 1 or multiprocessing.parent_process() is not None or _runs_callers_script():
         return 1
     return min(most, max(1, round(_idle_cores())))
+
+
+def _runs_callers_script() -> bool:
+    """Whether the warm-up's processes would run a script of the caller's once more
+    (:func:`pipeline.core.executors.spawn_runs_main_again`): one calling :func:`hybridbn.learn`
+    without an ``if __name__ == "__main__"`` guard would learn again in each. The scripts of this
+    repository (``run.py``, ``bench``) and the installed commands (``hybridbn``) have the guard."""
+    path = getattr(sys.modules["__main__"], "__file__", None)
+    if not spawn_runs_main_again() or path is None:
+        return False
+    return not any(Path(path).resolve().is_relative_to(folder)
+                   for folder in (ROOT, Path(sysconfig.get_path("scripts")).resolve()))
 
 
 def _cores() -> int:

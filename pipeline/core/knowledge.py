@@ -38,6 +38,8 @@ import numpy as np
 
 from graphs.dag import adjacency_from_parents, find_cycle
 from hybridbn.errors import HybridBNError
+from hybridbn.solving import ADJACENCY, ARCS
+from pipeline.core.declarations import SOLVER
 from scores.table import ScoreTable, family_ids, offsets, segment_indices
 
 TRUE_WORDS = {"true", "yes", "1", "t", "y"}
@@ -364,19 +366,27 @@ def _read_stamped(paths, stamps) -> Knowledge:
     return read_knowledge(*paths)
 
 
-SOLVERS_FOR_UNDIRECTED = ("ilp",)
-
-
 def check_solver(knowledge: Knowledge, solver: str, treewidth: int | None) -> None:
-    """Refuse, before any work, a solver that cannot honour this knowledge."""
-    if knowledge.adjacent and (solver not in SOLVERS_FOR_UNDIRECTED or treewidth is not None):
+    """Refuse, before any work, a solver that cannot honour this knowledge: undirected
+    requirements need the ``adjacency`` tag (and no treewidth bound: the bounded ILP takes no
+    adjacency rows), required arcs, one-way forbidden arcs and tiers the ``arcs`` tag
+    (:data:`hybridbn.solving.TAGS`)."""
+    tags = SOLVER[solver].tags
+    if knowledge.adjacent and (ADJACENCY not in tags or treewidth is not None):
         a = knowledge.adjacent[0]
         raise KnowledgeError(f"--required: the undirected requirement {a.source} - {a.target} ({a.where}) "
-                             "is enforced by --solver ilp without --treewidth only; give it a direction")
-    if solver in ("ges", "sges") and knowledge.directional:
+                             f"is enforced by --solver {_either(ADJACENCY)} without --treewidth only; give it a "
+                             "direction")
+    if ARCS not in tags and knowledge.directional:
         raise KnowledgeError(f"--solver {solver} searches equivalence classes and cannot honour required arcs, "
-                             "one-way forbidden arcs or tiers; use --solver ilp, kg, kastar, hc or tabu "
+                             f"one-way forbidden arcs or tiers; use --solver {_either(ARCS)} "
                              "(GES takes forbidden pairs, listed both ways or with directed=false)")
+
+
+def _either(tag: str) -> str:
+    """The solvers with ``tag``, as a message lists them (``ilp, kg or tabu``)."""
+    *others, last = (m.name for m in SOLVER.methods if tag in m.tags)
+    return f"{', '.join(others)} or {last}" if others else last
 
 
 # ------------------------------------------------------------------------------- CI restriction

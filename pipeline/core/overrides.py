@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from hybridbn.options import FILE, FLAG, INT, NAMES, TEXT
-from pipeline.core.declarations import CHOICES, PARAMS, SOURCES, ConfigError
+from pipeline.core.declarations import BOOTSTRAP, CHOICES, PARAMS, SELECTION, SOURCES, ConfigError
 
 CANDIDATE_SEPARATOR = ";"
-FIXED = frozenset({p.name for p in SOURCES} | {"select", "folds", "bootstrap", "threshold"})
+FIXED = frozenset(p.name for p in (*SOURCES, *SELECTION, *BOOTSTRAP))
 """Options a candidate may not override: the data, the selection itself, and the bootstrap
 (which applies to the chosen setting)."""
 

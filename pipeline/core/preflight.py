@@ -2,8 +2,9 @@
 
 Each check raises :class:`~pipeline.core.declarations.ConfigError` (a ``ValueError``: one line, exit 2)
 naming the option and the path or value: the data or network file exists, is a file and can be
-read; its header names variables (:func:`check_columns`); ``--treewidth`` fits the number of
-variables; the sample of ``--rows`` rows fits in memory; the output folder can be written.
+read; its header names variables and the columns of ``--discretize`` (:func:`check_columns`);
+``--treewidth`` fits the number of variables; the sample of ``--rows`` rows fits in memory; the
+output folder can be written.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pandas as pd
 
 from bayesnet.catalog import load_network
 from bayesnet.dataset import data_columns, select_columns
+from bayesnet.discretize import parse_spec
 from hybridbn.errors import error_reason
 from pipeline.core.config import RunConfig
 from pipeline.core.declarations import ConfigError
@@ -55,13 +57,15 @@ def check_writable_folder(option: str, folder: Path) -> None:
 def check_columns(cfg: RunConfig, frame: pd.DataFrame | None = None) -> None:
     """The header of the user's data (``frame``, or the file ``cfg.data``) against
     :func:`bayesnet.dataset.select_columns`: no empty or generated name (an index column), the
-    names of ``--drop`` and ``--keep`` among the columns, at least two columns left. The values
-    (identifiers, too many states) are checked when the data stage reads them, before it encodes
-    them."""
+    names of ``--drop``, ``--keep`` and ``--discretize`` (whose spec must parse,
+    :func:`bayesnet.discretize.parse_spec`) among the columns, at least two columns left. The
+    values (continuous-like columns, identifiers, too many states) are checked when the data stage
+    reads them, before it encodes them."""
     if cfg.data is None:
         return
+    plan = parse_spec(cfg.discretize, cfg.breaks)
     names = list(frame.columns) if frame is not None else data_columns(Path(str(cfg.data)))
-    select_columns(pd.DataFrame(columns=names), cfg.drop or (), cfg.keep or ())
+    select_columns(pd.DataFrame(columns=names), cfg.drop or (), cfg.keep or (), tuple(plan.columns))
 
 
 def n_variables(cfg: RunConfig) -> int | None:

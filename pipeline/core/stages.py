@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,8 @@ import numpy as np
 import pandas as pd
 
 from bayesnet.catalog import check_network, is_network_file, load_network
-from bayesnet.dataset import Dataset, encode_frame, read_frame, select_columns
+from bayesnet.dataset import Dataset, drop_missing, encode_frame, read_frame, select_columns
+from bayesnet.discretize import discretize_frame, parse_spec
 from bayesnet.sampling import forward_sample
 from constraints.methods import RESTRICTION, TEST, ci_test
 from constraints.restriction import Restriction
@@ -45,21 +45,22 @@ from hybridbn.options import Choice, Param, Use
 from hybridbn.progress import Callback
 from hybridbn.solving import SolveInputs, json_ready
 from pipeline.core import incumbent
-from pipeline.core.exact_bound import exact_bound_slot
+from pipeline.core.exact_bound import exact_bound_slot, proves_bound
 from pipeline.core.budget import budget_left, restrict_limit, scores_limit, solve_config
-from pipeline.core.cache import FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted, file_sha256
+from pipeline.core.cache import (FINAL, INTERRUPTED, LIMITED, Artifact, StageCache, StageInterrupted,
+                                 file_sha256, stage_key)
 from pipeline.core.config import RunConfig
-from pipeline.core.declarations import STAGES, TABLE_SOLVERS
-from pipeline.core.kernels import ensure_compiled
+from pipeline.core.declarations import DISCRETIZATION, SOLVER, STAGES, TABLE_SOLVERS
+from pipeline.core.kernels import prepare_kernels
 from pipeline.core.knowledge import (KnowledgeMatrices, add_adjacency_families, check_solution, keep_adjacent,
                                      knowledge_of, solver_arcs)
+from pipeline.core.polish import polished
 from pipeline.core.split_scores import split_score_table
 from pipeline.core.stopping import check_stop, stage_deadline
 from scores.jkl import read_jkl
 from scores.methods import PALIM, SCORE
 from scores.structure_prior import with_structure_prior
 from scores.table import ScoreTable
-from search.methods import SOLVER
 
 logger = logging.getLogger(__name__)
 
@@ -70,10 +71,11 @@ logger = logging.getLogger(__name__)
 VERSIONS = {"data": "1", "restrict": "4", "scores": "1", "solve": "3", "evaluate": "1"}
 
 
-def _compiled(cfg: RunConfig, n_jobs: int = 1) -> None:
-    """Compile the run's numba kernels (on ``n_jobs`` threads) on first use, once per installation
-    (:mod:`pipeline.core.kernels`, warmed up by :func:`run_stages`)."""
-    ensure_compiled(cfg, run_stages=run_stages, n_jobs=n_jobs)
+def _ready(stage: str, cfg: RunConfig, data: Artifact | None = None, n_jobs: int = 1) -> None:
+    """The numba kernels of ``cfg``'s ``stage`` compiled once per installation (on ``n_jobs``
+    threads) and loaded, on a tiny slice of ``data``, before its clock starts
+    (:func:`pipeline.core.kernels.prepare_kernels`, whose warm-ups run by :func:`run_stages`)."""
+    prepare_kernels(stage, cfg, run_stages, None if data is None else dataset_of(data), n_jobs)
 
 
 # --------------------------------------------------------------------------------------- data
@@ -81,15 +83,12 @@ def _compiled(cfg: RunConfig, n_jobs: int = 1) -> None:
 def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = None) -> Artifact:
     """Sample ``cfg.rows`` rows from a benchmark network (seed ``cfg.seed``), read ``cfg.data``,
     or encode ``frame`` (a table given in Python, keyed by its content). A file's or frame's
-    columns are selected first (:func:`bayesnet.dataset.select_columns`: ``cfg.drop`` left out, an
-    index column, an identifier or a near-identifier not in ``cfg.keep`` refused); with
-    ``cfg.missing == "drop"`` its rows with a missing cell are then dropped and counted."""
+    columns are prepared first (:func:`table_dataset`)."""
     if frame is not None:
         params: dict[str, Any] = {"frame": frame_sha256(frame)}
 
         def compute():
-            dataset, dropped = encode_frame(_variables(frame, cfg), cfg.missing)
-            return {"data": dataset.to_frame()}, _data_meta(dataset, None, dropped)
+            return table_dataset(frame, cfg)
 
     elif cfg.network is not None:
         check_network(cfg.network)
@@ -111,20 +110,55 @@ def data_stage(cache: StageCache, cfg: RunConfig, frame: pd.DataFrame | None = N
         params = {"file": str(path.resolve()), "sha256": file_sha256(path)}
 
         def compute():
-            dataset, dropped = encode_frame(_variables(read_frame(path), cfg), cfg.missing, source=str(path))
-            return {"data": dataset.to_frame()}, _data_meta(dataset, None, dropped)
+            return table_dataset(read_frame(path), cfg, source=str(path))
 
     if cfg.network is None:  # (absent by default: old keys unchanged; keep changes no data)
         if cfg.missing != "reject":
             params["missing"] = cfg.missing
         if cfg.drop is not None:
             params["drop"] = sorted(cfg.drop)
+        for param in DISCRETIZATION:  # (--breaks without --discretize is refused: never a key alone)
+            params.update(_param_key(param, cfg))
+        if cfg.missing == "em":
+            params["em"] = _em_settings(cfg)
     return cache.get_or_compute("data", VERSIONS["data"], params, {}, compute)
 
 
-def _variables(frame: pd.DataFrame, cfg: RunConfig) -> pd.DataFrame:
-    """The columns of a user's table that are variables (:func:`bayesnet.dataset.select_columns`)."""
-    return select_columns(frame, cfg.drop or (), cfg.keep or ())
+def table_dataset(table: pd.DataFrame, cfg: RunConfig, source: str | None = None) -> tuple[dict, dict[str, Any]]:
+    """The data artifact's frames and meta of a user's table: its variables selected
+    (:func:`bayesnet.dataset.select_columns`: ``cfg.drop`` left out; an index column refused, and,
+    unless kept or discretized, a continuous-like column, an identifier or a near-identifier),
+    with ``--missing drop`` the rows with a missing cell dropped and counted, the columns of
+    ``--discretize`` cut into intervals (:func:`bayesnet.discretize.discretize_frame`, recorded in
+    the meta's ``discretized``), then encoded (``--missing state``: a missing cell is a state;
+    ``--missing em``: completed by structural EM, :func:`search.structural_em.complete_missing`,
+    recorded in ``structural_em``)."""
+    plan = parse_spec(cfg.discretize, cfg.breaks)
+    frame = select_columns(table, cfg.drop or (), cfg.keep or (), tuple(plan.columns), plan.default is not None)
+    dropped = 0
+    if cfg.missing == "drop":
+        frame, dropped = drop_missing(frame, source)
+    frame, discretized = discretize_frame(frame, plan, cfg.keep or ())
+    dataset, _ = encode_frame(frame, "state" if cfg.missing == "em" else cfg.missing, source)
+    completed = None
+    if cfg.missing == "em":
+        from search.structural_em import complete_missing  # (numba's hill-climbing kernels: --missing em only)
+
+        dataset, completed = complete_missing(dataset, **_em_settings(cfg))
+    meta = _data_meta(dataset, None, dropped)
+    if discretized:
+        meta["discretized"] = discretized
+    if cfg.missing == "state":
+        meta["n_missing_cells"] = int(frame.isna().to_numpy().sum())
+    if completed is not None:
+        meta["structural_em"] = completed
+    return {"data": dataset.to_frame()}, meta
+
+
+def _em_settings(cfg: RunConfig) -> dict[str, Any]:
+    """The score, ESS and parent limit of the hill climbing inside ``--missing em`` (BDeu for
+    ``--score auto``): the run's own."""
+    return {"score": cfg.undecided_score().score, "ess": cfg.ess, "palim": cfg.palim}
 
 
 def frame_sha256(frame: pd.DataFrame) -> str:
@@ -241,9 +275,7 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
         return {"restriction": restriction.to_frame()}, meta
 
     def prepare():
-        _compiled(cfg, n_jobs if executor is None else 1)
-        if method.run is not None:
-            _warm_up_restriction(dataset_of(data), cfg, method)
+        _ready("restrict", cfg, data, n_jobs if executor is None else 1)
 
     return cache.get_or_compute("restrict", VERSIONS["restrict"], params, {"data": data.key}, compute, prepare,
                                 timeout_completion, limit)
@@ -299,29 +331,6 @@ def bags_of(art: Artifact) -> list[list[int]]:
                          f"restriction has none (method {art.meta.get('method')!r}, "
                          f"cops status {art.meta.get('cops_status')!r})")
     return [list(b) for b in bags]
-
-
-def _sample(dataset, n_vars: int = 3, n_rows: int = 50) -> tuple[np.ndarray, np.ndarray]:
-    """A tiny C-contiguous slice of the data with the same dtype (for JIT warm-up)."""
-    return np.ascontiguousarray(dataset.data[:n_rows, :n_vars]), np.asarray(dataset.arities[:n_vars])
-
-
-def _warm_up_restriction(dataset, cfg: RunConfig, method) -> None:
-    """Two tiny CI tests, or a tiny candidate search, so numba's first-call compile/load is not
-    charged to the stage time."""
-    data, arities = _sample(dataset)
-    if TEST not in method.uses:
-        method.run(data, arities, replace(cfg, candidates=1))
-    elif data.shape[1] >= 3:
-        test = ci_test(data, arities, cfg)
-        test(0, 1, ())
-        test(0, 1, (2,))
-
-
-def _warm_up_scores(dataset, cfg: RunConfig) -> None:
-    """Score a tiny slice so numba's first-call compile/load is not charged to the stage time."""
-    data, arities = _sample(dataset)
-    SCORE[cfg.score].run(data, arities, replace(cfg, palim=None if cfg.palim is None else min(cfg.palim, 2)))
 
 
 def allowed_of(art: Artifact) -> np.ndarray | None:
@@ -398,8 +407,7 @@ def scores_stage(
     inputs = {"data": data.key, "restrict": restrict.key}
 
     def prepare():
-        _compiled(cfg)
-        _warm_up_scores(dataset_of(data), cfg)
+        _ready("scores", cfg, data)
 
     return cache.get_or_compute("scores", VERSIONS["scores"], params, inputs, compute, prepare,
                                 timeout_completion, limit)
@@ -474,13 +482,17 @@ def solve_stage(
     """Maximise the score over DAGs with ``cfg.solver`` (:mod:`ilp.methods`, :mod:`search.methods`).
 
     The exact ILP of Su 2023 section 5.6, k-G / k-A*, hc and tabu read the score table; GES and
-    SGES read the data and the restriction. The exact ILP warm-starts from the incumbent a non-final
-    solve of the same problem left (:mod:`pipeline.core.incumbent`). On a score table the budget cut
-    the result claims no bound (:func:`cut_table_result`). ``report`` receives the solver's progress
-    records (:mod:`hybridbn.progress`). A solver stopped by a stop request (:mod:`hybridbn.interrupt`)
+    SGES read the data and the restriction. What happens around the solver follows its capability
+    tags (:data:`hybridbn.solving.TAGS`): a ``warm_start`` solver starts from the incumbent a
+    non-final solve of the same problem left, and an ``exact_bound`` one reports the tighter of its
+    bound and the one that solve proved (:mod:`pipeline.core.incumbent`); a ``polish`` one stopped
+    at a limit hands its DAG to the tabu search (:mod:`pipeline.core.polish`); an ``exact_bound``
+    one leaves its bound on the table, against which the ``exact_gap`` climbs on it report their
+    gap (:mod:`pipeline.core.exact_bound`). On a score table the budget cut the result claims no
+    bound (:func:`cut_table_result`). ``report`` receives the solver's progress records
+    (:mod:`hybridbn.progress`). A solver stopped by a stop request (:mod:`hybridbn.interrupt`)
     returns its best DAG with status ``interrupted`` (its own word kept as ``solver_status``), raised
-    as :class:`StageInterrupted`, never cached. The ILP leaves its bound on the table, against which
-    hill climbing and tabu search on it report their gap (:mod:`pipeline.core.exact_bound`).
+    as :class:`StageInterrupted`, never cached.
     """
     params = solve_params(cfg)
     names = variable_names({"data": data} if data is not None else {"scores": scores})
@@ -490,11 +502,14 @@ def solve_stage(
     resume = incumbent.Incumbents(cache, params, keys, VERSIONS["solve"])
     warm = incumbent.supports_warm_start(cfg)  # an incumbent is kept only for a solver that can use it
     bound = exact_bound_slot(cache, cfg, params, scores)
+    exact = proves_bound(cfg)
 
     def compute():
         start = resume.load() if warm else None
+        earlier = start if exact else None  # the bound the unfinished solves proved holds for this one
         know = knowledge_matrices(cfg, names)
-        inputs = SolveInputs(names=names, start=None if start is None else start.parent_sets, progress=report,
+        inputs = SolveInputs(names=names, start=None if start is None else start.parent_sets,
+                             progress=incumbent.reporting_earlier_bound(report, earlier, cfg.solver),
                              **({} if know is None else solver_arcs(know)))
         if scores is not None:
             inputs.table = table_of(scores, names)
@@ -506,7 +521,8 @@ def solve_stage(
                 inputs.allowed = know.restrict(inputs.allowed)
         if cfg.within_bags:
             inputs.bags = bags_of(restrict)
-        solution = SOLVER[cfg.solver].run(cfg, inputs)
+        solution = polished(cfg, inputs, SOLVER[cfg.solver].run(cfg, inputs))
+        solution.summary = incumbent.with_earlier_bound(solution.summary, earlier)
         if scores is not None and scores.meta.get("status") == "timeout":
             solution.summary = cut_table_result(solution.summary, scores.meta["table_meta"]["unscored"])
         if solution.summary.get("status") == "userinterrupt":
@@ -522,13 +538,13 @@ def solve_stage(
             meta["warm_start"] = start.summary()
         if warm and solve_completion(meta) != FINAL:
             resume.offer(solution.parent_sets, solution.summary)
-        if bound is not None and cfg.solver == "ilp":
+        if bound is not None and exact:
             bound.offer(solution.summary)
         return {"parents": frame}, meta
 
     solve = cache.get_or_compute("solve", VERSIONS["solve"], params, keys, compute,
-                                 lambda: _compiled(cfg), solve_completion)
-    return solve if bound is None or cfg.solver == "ilp" else bound.annotate(solve)
+                                 lambda: _ready("solve", cfg), solve_completion)
+    return solve if bound is None or exact else bound.annotate(solve)
 
 
 def dag_of(art: Artifact) -> np.ndarray:
@@ -584,7 +600,8 @@ def compare(dag: np.ndarray, reference: np.ndarray, know: KnowledgeMatrices | No
 
 def evaluate_stage(cache: StageCache, cfg: RunConfig, data: Artifact, solve: Artifact) -> Artifact:
     """Compare the learned DAG with the network that generated the data (when it is known), under
-    the run's knowledge (whose digest enters the key only when there is some)."""
+    the run's knowledge (whose digest enters the key only when there is some). The best DAG of an
+    interrupted solve is evaluated too, never cached (its solve key is the final solve's)."""
     network = data.meta.get("network")
     params = _with_knowledge({"truth": network}, cfg)
 
@@ -594,6 +611,10 @@ def evaluate_stage(cache: StageCache, cfg: RunConfig, data: Artifact, solve: Art
         return {}, {"truth": network, **compare(dag_of(solve), true_dag(network), knowledge_matrices(cfg, data))}
 
     inputs = {"data": data.key, "solve": solve.key}
+    if solve.completion == INTERRUPTED:
+        frames, meta = compute()
+        return Artifact("evaluate", stage_key("evaluate", VERSIONS["evaluate"], params, inputs), frames, meta,
+                        completion=INTERRUPTED)
     return cache.get_or_compute("evaluate", VERSIONS["evaluate"], params, inputs, compute)
 
 
