@@ -95,7 +95,8 @@ from pipeline.apps.selection import auto_reference, chosen_needs_learning, selec
 from pipeline.core.atomic import replace_file, write_error
 from pipeline.core.cache import Artifact, StageCache, StageInterrupted, file_sha256, stage_key
 from pipeline.core.config import RunConfig
-from pipeline.core.declarations import CHOICES, OPTIONS, PARAM_COLUMNS, SOURCE_OPTIONS, SOURCES, ConfigError
+from pipeline.core.declarations import (CHOICES, DATA, NETWORK, OPTIONS, PARAM_COLUMNS, SCORE_FILE, SOURCE_OPTIONS,
+                                        SOURCES, ConfigError)
 from pipeline.core.executors import STOPPED, DaskExecutor, LocalExecutor, connect_scheduler, start_cluster
 from pipeline.core.knowledge import knowledge_of
 from pipeline.core.preflight import check_writable_folder
@@ -116,8 +117,6 @@ KNOWLEDGE_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and
 RUN_SCALAR_KEYS = tuple(o.grid for o in _GRID_OPTIONS if isinstance(o, Param) and not o.axis
                         and o.grid not in KNOWLEDGE_KEYS)
 """Grid keys that set one :class:`RunConfig` field of the same name for every job."""
-NETWORK, DATA, SCORE_FILE = SOURCE_OPTIONS
-"""The sources of a run (``--network``, ``--data``, ``--scores``)."""
 DATA_KEY = DATA.name
 """The grid key of the user's data files; score files are listed with the score names (:data:`SCORE`'s
 grid key), told apart by their suffix as ``--scores`` tells them."""

@@ -19,7 +19,7 @@ from pipeline.core.atomic import replace_file
 from pipeline.core.budget import budget_record
 from pipeline.core.cache import Artifact
 from pipeline.core.config import RunConfig
-from pipeline.core.declarations import PARAM_COLUMNS, SOLVER, SOURCE_OPTIONS
+from pipeline.core.declarations import NETWORK, PARAM_COLUMNS, SEED, SOLVER
 from scores.methods import PALIM, SCORE
 
 logger = logging.getLogger(__name__)
@@ -211,10 +211,8 @@ def format_run_summary(cfg: RunConfig, artifacts: Mapping[str, Artifact], output
 
 #: the sweeps drawn when their parameter varies in a grid (Su 2023, Figs 7-11), with their axis label
 SWEEPS = ((ALPHA, "significance level alpha"), (MAX_ORDER, "CI order"), (PALIM, "parent limit"))
-#: the source of a row: its ``dataset`` (the network's name or the file's stem) stands for it
-NETWORK = SOURCE_OPTIONS[0]
 #: run parameters whose values are replicates: a setting's jobs differ only in them (averaged)
-REPLICATES = ("seed",)
+REPLICATES = (SEED.name,)
 #: run parameters that tell settings apart (the lines of a sweep figure, the rows of the aggregated table)
 SETTING_PARAMETERS = tuple(c for c in PARAM_COLUMNS if c != NETWORK.name and c not in REPLICATES)
 #: what the tables show of each job, (column, header)

@@ -38,14 +38,14 @@ a state of their own (:data:`bayesnet.dataset.MISSING_STATE`), or complete them 
 (:mod:`search.structural_em`)."""
 SCORE_FILE_SUFFIXES = (".jkl", ".jkl.gz")
 
-SOURCE_OPTIONS = (
-    Param("network", TEXT, None, "network to sample from: a benchmark name (see --list-networks), a BIF file "
-          "(.bif or .bif.gz) or random:N[:SEED] (generated: N variables, 2-4 states, 0-6 parents)",
-          metavar="NAME|FILE", grid="networks"),
-    Param("data", TEXT, None, "your data: CSV, parquet or feather, one column per variable", metavar="FILE"),
-    Param("scores", TEXT, None, "solve a local-score table in GOBNILP / BLIP .jkl format (or .jkl.gz) directly: "
-          "no data, restriction or scoring; solvers ilp, kg, kastar, s2, s2plus, hc, tabu", metavar="FILE.jkl"),
-)
+NETWORK = Param("network", TEXT, None, "network to sample from: a benchmark name (see --list-networks), a BIF "
+                "file (.bif or .bif.gz) or random:N[:SEED] (generated: N variables, 2-4 states, 0-6 parents)",
+                metavar="NAME|FILE", grid="networks")
+DATA = Param("data", TEXT, None, "your data: CSV, parquet or feather, one column per variable", metavar="FILE")
+SCORE_FILE = Param("scores", TEXT, None, "solve a local-score table in GOBNILP / BLIP .jkl format (or .jkl.gz) "
+                   "directly: no data, restriction or scoring; solvers ilp, kg, kastar, s2, s2plus, hc, tabu",
+                   metavar="FILE.jkl")
+SOURCE_OPTIONS = (NETWORK, DATA, SCORE_FILE)
 """The options that name a run's source, exactly one of which is given."""
 DISCRETIZE = Param("discretize", TEXT, None, "cut numeric columns of --data into intervals, as bnlearn's "
                    "discretize: quantile, interval or hartemink for every column with more than 20 numeric values, "
@@ -55,6 +55,8 @@ BREAKS = Param("breaks", INT, 3, "with --discretize: the intervals of each colum
                metavar="N", key="breaks", keyed_when_set=True, column=False)
 DISCRETIZATION = (DISCRETIZE, BREAKS)
 """The options of :mod:`bayesnet.discretize`, in the data stage's key only when set."""
+SEED = Param("seed", INT, 0, "sampling seed", grid="seeds")
+"""The seed of the sampled rows: the replicates of a grid's setting."""
 SOURCES = (
     *SOURCE_OPTIONS,
     Param("missing", TEXT, "reject", "rows of --data with a missing cell: reject the data, drop those rows and "
@@ -72,7 +74,7 @@ SOURCES = (
           "(default: the network's name or the data file's stem; 'data' for a DataFrame in Python)",
           metavar="NAME", column=False),
     Param("rows", INT, 5000, "rows to sample", low=1, grid="rows"),
-    Param("seed", INT, 0, "sampling seed", grid="seeds"),
+    SEED,
 )
 KNOWLEDGE = (
     Param("required", FILE, None, "arcs that must be in the network: header source,target (optional column "
