@@ -12,6 +12,7 @@ import pytest
 from bayesnet.catalog import load_network
 from graphs.dag import is_acyclic, parents_from_adjacency
 from graphs.metrics import shd, skeleton_scores
+from graphs.moral import moral_graph
 from graphs.pdag import dag_to_cpdag
 from scores.table import ScoreTable
 
@@ -57,6 +58,30 @@ def candidate_table(n: int, seed: int, n_sets: int = 3, max_size: int = 3) -> Sc
             fam[ps] = float(-rng.gamma(5.0) * 10 + 12.0 * size * rng.random())
         families.append(fam)
     return ScoreTable.from_families(families)
+
+
+
+def brute_force(table: ScoreTable, accept) -> float:
+    """Best total score over all acyclic choices of one family per child whose moral graph ``M``
+    has ``accept(M)``."""
+    n = table.n_vars
+    best, seen = -np.inf, {}
+    for combo in itertools.product(*(list(f.items()) for f in table.families)):
+        total = sum(s for _, s in combo)
+        if total <= best:
+            continue
+        dag = np.zeros((n, n), dtype=bool)
+        for v, (ps, _) in enumerate(combo):
+            dag[list(ps), v] = True
+        if not is_acyclic(dag):
+            continue
+        moral = moral_graph(dag)
+        key = moral.tobytes()
+        if key not in seen:
+            seen[key] = accept(moral)
+        if seen[key]:
+            best = total
+    return best
 
 
 def dyadic_point(problem, rng, support: int = 4) -> np.ndarray:

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from helpers import assert_consistent_solution, candidate_table
+from helpers import assert_consistent_solution, brute_force, candidate_table
 
 from graphs.dag import is_acyclic
 from graphs.ktree import complete_k_tree, random_k_tree
@@ -28,29 +28,6 @@ from ilp.treewidth.ktree_filter import (
 from ilp.exact_dp import exact_optimum
 from ilp.problem import build_problem
 from scores.table import ScoreTable
-
-
-def brute_force(table: ScoreTable, accept) -> float:
-    """Best total score over all acyclic choices of one family per child whose moral graph ``M``
-    has ``accept(M)``."""
-    n = table.n_vars
-    best, seen = -np.inf, {}
-    for combo in itertools.product(*(list(f.items()) for f in table.families)):
-        total = sum(s for _, s in combo)
-        if total <= best:
-            continue
-        dag = np.zeros((n, n), dtype=bool)
-        for v, (ps, _) in enumerate(combo):
-            dag[list(ps), v] = True
-        if not is_acyclic(dag):
-            continue
-        moral = moral_graph(dag)
-        key = moral.tobytes()
-        if key not in seen:
-            seen[key] = accept(moral)
-        if seen[key]:
-            best = total
-    return best
 
 
 # -- bounded treewidth (obstruction cuts and elimination order) ------------------------------

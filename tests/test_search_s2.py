@@ -5,19 +5,18 @@ the brute-force treewidth-bounded optimum, which S2 reaches on tiny cases."""
 
 import collections
 import itertools
-import math
 
 import numpy as np
 import pytest
 from scipy import stats
-from helpers import candidate_table
+from helpers import brute_force, candidate_table
 
 from graphs.dag import is_acyclic
 from graphs.ktree import is_k_tree, random_k_tree
 from graphs.ktree_sampling import (code_length, decode_k_tree, k_tree_count, k_tree_from_construction,
                                    sample_k_tree_construction, uniform_k_tree)
 from graphs.moral import moral_graph
-from graphs.treewidth import dag_treewidth
+from graphs.treewidth import dag_treewidth, treewidth_exact
 from ilp.exact_dp import exact_optimum
 from scores.table import ScoreTable
 from search.ktree_search import BoundedSearchError
@@ -102,17 +101,7 @@ def sparse_table(n: int, seed: int) -> ScoreTable:
 
 def bounded_optimum(table: ScoreTable, k: int) -> float:
     """Best score over all acyclic choices of one family per child with treewidth at most ``k``."""
-    n, best = table.n_vars, -math.inf
-    for combo in itertools.product(*(list(f.items()) for f in table.families)):
-        total = sum(s for _, s in combo)
-        if total <= best:
-            continue
-        dag = np.zeros((n, n), dtype=bool)
-        for v, (ps, _) in enumerate(combo):
-            dag[list(ps), v] = True
-        if is_acyclic(dag) and dag_treewidth(dag).width <= k:
-            best = total
-    return best
+    return brute_force(table, lambda moral: treewidth_exact(moral).width <= k)
 
 
 def assert_certified(table, res, k):
