@@ -27,7 +27,8 @@ import logging
 import math
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import threading
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import numpy as np
 from tqdm import tqdm
@@ -36,13 +37,20 @@ from hybridbn.checks import check_parent_limit
 from hybridbn.deadline import Deadline, passed
 from hybridbn.errors import HybridBNError
 from scores.counts import as_columns, onehot_bitsets, triple_counts
-from scores.enumeration import ChildTask, CountingData, ScoreRule, child_kernel
+from hybridbn.memory import MB, headroom
+from scores.enumeration import (COMPLETE, MAX_BYTES, MEMORY_CUT, STOP, STOPPED, ChildTask, CountingData, ScoreRule,
+                                child_kernel, new_control)
 from scores.family_counting import CUBE_VARS
 from scores.local import score_code
 from scores.pruning import STATS
 from scores.table import ScoreTable, offsets
 
 logger = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.1
+"""How often the driver checks the deadline and a stop request while the kernels run."""
+MIN_CHILD_BYTES = 4 * MB
+"""Least buffer room a child is given under a memory limit; with less it keeps its required set."""
 
 
 class CandidateError(HybridBNError, ValueError):
@@ -62,6 +70,7 @@ def build_score_table(
     progress: bool = False,
     prune: bool = True,
     deadline: Deadline | None = None,
+    memory_limit: int | None = None,
 ) -> ScoreTable:
     """Score table of ``(data, arities)``: per child the parent sets that can be optimal.
 
@@ -73,10 +82,15 @@ def build_score_table(
     ``table.meta`` holds the score parameters, ``counts`` (totals of every pruning counter,
     see ``STATS``, plus ``total`` sets within the limits and ``pruned_constant`` sets with a
     one-state parent, ``not_generated`` sets skipped because a subset was pruned) and ``time_s``.
-    Once ``deadline`` has passed, each child not yet started gets its required parent set only
-    (empty without knowledge: one count, no enumeration), so the table still has a DAG;
-    ``meta["unscored"]`` lists the children that lost candidate sets that way (empty: complete).
-    The check is made before each child's kernel call, never inside it.
+    Once ``deadline`` has passed (checked before each child, and every ``POLL_SECONDS`` while a
+    kernel runs), the running kernels stop at their next alive set, keeping the sets scored so far, and each child
+    not yet started gets its required parent set only (empty without knowledge: one count, no
+    enumeration), so the table still has a DAG. ``memory_limit`` (bytes; None: none) caps the
+    process's memory: each child's buffers get a share of what it leaves (``_MemoryPlan``), and a
+    child whose growth would pass its share stops the same way. ``meta["unscored"]`` lists the
+    children that lost candidate sets either way (empty: complete), ``meta["memory_cut"]`` those
+    the limit cut. A stop request raised by the deadline's check stops the kernels before it
+    propagates.
     """
     start = time.perf_counter()
     code = score_code(score, ess)
@@ -107,52 +121,71 @@ def build_score_table(
     if n_jobs < 1:
         raise CandidateError(f"n_jobs must be >= 1 or -1, got {n_jobs}")
 
-    bits, offsets = onehot_bitsets(cols, arities)
-    marg = np.concatenate([np.bincount(cols[v], minlength=int(arities[v])) for v in range(n_vars)])
-    marg = marg.astype(np.int64)
-    marginal_ll = _marginal_ll(marg, offsets, n_rows)
-    binary = np.flatnonzero(arities == 2)
-    cube_index = np.full(n_vars, -1, dtype=np.int64)
-    if binary.size <= CUBE_VARS:
-        cube = triple_counts(bits, offsets, binary)
-        cube_index[binary] = np.arange(binary.size)
-    else:
-        cube = np.zeros((1, 1, 1), dtype=np.int32)
-    shared = CountingData(cols=cols, arities=arities, bits=bits, offsets=offsets, marg=marg, cube=cube,
-                          cube_index=cube_index)
+    shared, marginal_ll = counting_data(cols, arities)
     rule = ScoreRule(code=code, ess=float(ess), prune=prune)
     kept: list = [None] * n_vars  # per child: its kept sets (padded with -1) and their scores
     totals = dict.fromkeys(("total", "pruned_constant", "not_generated", *STATS), 0)
 
-    unscored: list[int] = []
+    budget = None if memory_limit is None else _MemoryPlan(int(memory_limit), n_jobs)
+    halt = threading.Event()  # the deadline passed or the limit is reached: no child starts in full
+    controls: dict[int, np.ndarray] = {}  # the control arrays of the children being scored
 
     def one(v: int):
-        cut = passed(deadline) and palim > n_req[v] and bool((allowed[:, v] & ~required[:, v]).any())
-        pool = required[:, v] if cut else allowed[:, v]  # past the deadline: the required set only
-        return v, cut, _score_child(shared, v, pool, required[:, v], palim, rule, marginal_ll)
-
-    with tqdm(total=n_vars, desc=f"scores ({score})", unit="child", disable=not progress) as bar:
-        if n_jobs == 1:
-            results = (one(v) for v in range(n_vars))
-        else:
-            pool = ThreadPoolExecutor(max_workers=n_jobs)
-            results = (f.result() for f in as_completed([pool.submit(one, v) for v in range(n_vars)]))
+        if not halt.is_set() and passed(deadline):  # (a stop request raises here: see below)
+            halt.set()
+        cap = 0 if budget is None else budget.child_cap()
+        controls[v] = control = new_control(max(cap, 0))
+        limited = palim > n_req[v] and bool((allowed[:, v] & ~required[:, v]).any())
+        cut = limited and (halt.is_set() or cap < 0)
+        pool = required[:, v] if cut else allowed[:, v]  # past the deadline or the limit: the required set only
         try:
-            for v, cut, (sets_scores, counts) in results:
-                kept[v] = sets_scores
-                if cut:
-                    unscored.append(v)
-                for name, value in counts.items():
-                    totals[name] += value
-                bar.update()
+            sets_scores, counts, status = _score_child(shared, v, pool, required[:, v], palim, rule, marginal_ll,
+                                                       control)
         finally:
-            if n_jobs > 1:
-                pool.shutdown(wait=True, cancel_futures=True)
+            del controls[v]
+        if cut:
+            status = STOPPED if halt.is_set() else MEMORY_CUT
+        return v, status, sets_scores, counts
+
+    unscored, memory_cut = [], []
+    with tqdm(total=n_vars, desc=f"scores ({score})", unit="child", disable=not progress) as bar, \
+            ThreadPoolExecutor(max_workers=n_jobs) as workers:
+        # each child checks the deadline (and so a stop request) before it starts; the kernels run
+        # in the workers, so that this thread checks it too while a kernel has run for a while, and
+        # stops them through their control arrays
+        pending = {workers.submit(one, v) for v in range(n_vars)}
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for future in done:
+                    v, status, sets_scores, counts = future.result()
+                    kept[v] = sets_scores
+                    if status != COMPLETE:
+                        unscored.append(v)
+                    if status == MEMORY_CUT:
+                        memory_cut.append(v)
+                    if budget is not None:
+                        budget.add(sets_scores)
+                    for name, value in counts.items():
+                        totals[name] += value
+                    bar.update()
+                if not done and not halt.is_set() and passed(deadline):
+                    _stop(halt, controls)
+        except BaseException:  # a stop request (StageStopped) or an error: end the running kernels now
+            _stop(halt, controls)
+            for future in pending:
+                future.cancel()
+            raise
+    if memory_cut:
+        logger.warning("the memory limit (%d MB) cut the parent sets of %d of %d children: the table holds the "
+                       "sets scored before; a larger --memory-limit or a smaller --palim scores all",
+                       memory_limit // MB, len(memory_cut), n_vars)
     elapsed = time.perf_counter() - start
     meta = {
         "score": str(score).lower(), "ess": float(ess), "n_rows": int(n_rows), "palim": palim,
         "prune": bool(prune), "restricted": bool((~allowed).sum() > n_vars) or bool(required.any()),
         "counts": totals, "time_s": elapsed, "unscored": sorted(unscored),
+        "memory_cut": sorted(memory_cut),
     }
     logger.info("scored %d children in %.2f s: %d of %d candidate sets kept", n_vars, elapsed,
                 totals["kept"], totals["total"])
@@ -170,8 +203,52 @@ def _table_of(kept: list, n_vars: int, names, meta) -> ScoreTable:
     return ScoreTable.from_columns(n_vars, child, offsets(sizes), parents, score, names, meta)
 
 
-def _score_child(data: CountingData, v, allowed_col, required_col, palim, rule: ScoreRule, marginal_ll):
-    """``((sets, scores), counters)`` of child ``v`` (one kernel call; sets padded with -1)."""
+def counting_data(cols: np.ndarray, arities: np.ndarray) -> tuple[CountingData, np.ndarray]:
+    """The data every child's kernel shares (of :func:`scores.counts.as_columns` ``cols``) and the
+    log-likelihood of each variable without parents."""
+    n_vars, n_rows = cols.shape
+    bits, offsets = onehot_bitsets(cols, arities)
+    marg = np.concatenate([np.bincount(cols[v], minlength=int(arities[v])) for v in range(n_vars)])
+    marg = marg.astype(np.int64)
+    binary = np.flatnonzero(arities == 2)
+    cube_index = np.full(n_vars, -1, dtype=np.int64)
+    if binary.size <= CUBE_VARS:
+        cube = triple_counts(bits, offsets, binary)
+        cube_index[binary] = np.arange(binary.size)
+    else:
+        cube = np.zeros((1, 1, 1), dtype=np.int32)
+    shared = CountingData(cols=cols, arities=arities, bits=bits, offsets=offsets, marg=marg, cube=cube,
+                          cube_index=cube_index)
+    return shared, _marginal_ll(marg, offsets, n_rows)
+
+
+def _stop(halt: threading.Event, controls: dict[int, np.ndarray]) -> None:
+    """No child starts in full from now on, and the running kernels stop at their next check."""
+    halt.set()
+    for control in list(controls.values()):
+        control[STOP] = 1
+
+
+class _MemoryPlan:
+    """What each child's kernel may hold under a limit of ``limit`` bytes with ``n_jobs`` children
+    at once: an equal share of the headroom left after the sets kept so far, counted twice (the
+    table's assembly copies them)."""
+
+    def __init__(self, limit: int, n_jobs: int):
+        self.limit, self.n_jobs, self.kept = limit, n_jobs, 0
+
+    def add(self, sets_scores) -> None:
+        self.kept += sum(a.nbytes for a in sets_scores)
+
+    def child_cap(self) -> int:
+        """Bytes for the next child's buffers (-1: none left, the child keeps its required set)."""
+        share = (headroom(self.limit) - 2 * self.kept) // self.n_jobs
+        return share if share >= MIN_CHILD_BYTES else -1
+
+
+def _score_child(data: CountingData, v, allowed_col, required_col, palim, rule: ScoreRule, marginal_ll, control):
+    """``((sets, scores), counters, status)`` of child ``v`` (one kernel call; sets padded with -1;
+    ``control``: the kernel's :attr:`~scores.enumeration.ChildTask.control`)."""
     arities, prune = data.arities, rule.prune
     req = np.flatnonzero(required_col).astype(np.int64)
     free = np.flatnonzero(allowed_col & ~required_col).astype(np.int64)
@@ -183,13 +260,14 @@ def _score_child(data: CountingData, v, allowed_col, required_col, palim, rule: 
         kmax = 0
         useful = useful[:0]
     w = -np.maximum(marginal_ll[v], marginal_ll[useful])
-    sets, scores, stats = child_kernel(data, ChildTask(x=v, pool=useful, req=req, kmax=kmax, w=w), rule)
+    sets, scores, stats, status = child_kernel(
+        data, ChildTask(x=v, pool=useful, req=req, kmax=kmax, w=w, control=control), rule)
     counts = dict(zip(STATS, (int(s) for s in stats)))
     counts["total"] = total
     reachable = sum(math.comb(useful.size, k) for k in range(kmax + 1))
     counts["pruned_constant"] = total - reachable
     counts["not_generated"] = reachable - counts["generated"]
-    return (sets, scores), counts
+    return (sets, scores), counts, int(status)
 
 
 def _marginal_ll(marg: np.ndarray, offsets: np.ndarray, n_rows: int) -> np.ndarray:

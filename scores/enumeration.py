@@ -54,13 +54,32 @@ class CountingData(NamedTuple):
 
 class ChildTask(NamedTuple):
     """One child's enumeration: child ``x``, its candidate parents ``pool`` (sorted), its required
-    parents ``req``, the most pool parents per set ``kmax`` and Theorem 1's ``w(X, Y)`` per pool entry."""
+    parents ``req``, the most pool parents per set ``kmax``, Theorem 1's ``w(X, Y)`` per pool entry
+    and the ``control`` array another thread writes while the kernel runs: ``control[STOP]``
+    nonzero asks it to stop, ``control[MAX_BYTES]`` (positive) caps the bytes its buffers of kept
+    and alive sets may grow to."""
 
     x: int
     pool: np.ndarray
     req: np.ndarray
     kmax: int
     w: np.ndarray
+    control: np.ndarray
+
+
+STOP, MAX_BYTES = 0, 1
+"""Positions in :attr:`ChildTask.control`."""
+COMPLETE, STOPPED, MEMORY_CUT = 0, 1, 2
+"""How a child's enumeration ended (the kernel's last value): all layers, stopped by
+``control[STOP]``, or stopped before a growth past ``control[MAX_BYTES]``. The sets kept before
+a stop are scored exactly, but the child may lack better ones."""
+
+
+def new_control(max_bytes: int = 0) -> np.ndarray:
+    """A :attr:`ChildTask.control` array: not stopped, buffers capped at ``max_bytes`` (0: no cap)."""
+    control = np.zeros(2, dtype=np.int64)
+    control[MAX_BYTES] = max_bytes
+    return control
 
 
 class ScoreRule(NamedTuple):
@@ -76,8 +95,9 @@ def child_kernel(data, task, rule):
     """Enumerate and prune the parent sets of child ``task.x``, layer by layer; see the module docstring.
 
     ``data`` is a :class:`CountingData`, ``task`` a :class:`ChildTask`, ``rule`` a :class:`ScoreRule`.
-    Returns the kept sets (rows of variable indices padded with -1), their scores and the ``STATS``
-    counters.
+    Returns the kept sets (rows of variable indices padded with -1), their scores, the ``STATS``
+    counters and how it ended (``COMPLETE``, ``STOPPED`` or ``MEMORY_CUT``): ``task.control`` is
+    read before each layer and each alive set of a layer is expanded.
     """
     const = child_constants(data, task, rule)
     scratch = counting_scratch(data, task, const)
@@ -85,12 +105,16 @@ def child_kernel(data, task, rule):
     stats = np.zeros(len(STATS), dtype=np.int64)
     out, layer = _score_required(data, task, rule, const, scratch, memo, stats)
     lookup = pair_lookup(task.pool.shape[0])
+    status = COMPLETE
     for k in range(1, task.kmax + 1):
-        layer, out = expand_layer(k, layer, lookup, data, task, rule, const, scratch, memo, out, stats)
-        if k == task.kmax or layer.n == 0:
+        if task.control[STOP] != 0:
+            status = STOPPED
+            break
+        layer, out, status = expand_layer(k, layer, lookup, data, task, rule, const, scratch, memo, out, stats)
+        if status != COMPLETE or k == task.kmax or layer.n == 0:
             break
         index_layer(k, layer, lookup)
-    return out.sets[: out.n], out.scores[: out.n], stats
+    return out.sets[: out.n], out.scores[: out.n], stats, status
 
 
 # Performance note. The family loop of :func:`expand_layer` runs once per candidate set (400
@@ -107,11 +131,13 @@ def expand_layer(k, prev, lookup, data, task, rule, const, scratch, memo, out, s
     """Layer ``k``: each set ``W ∪ {y}`` of an alive set ``W`` of layer ``k - 1`` and a later pool
     entry ``y`` whose one-smaller subsets are all alive is bounded, counted, scored and kept or not.
 
-    Returns the alive sets of layer ``k`` (none for the last layer) and the kept sets.
+    Returns the alive sets of layer ``k`` (none for the last layer), the kept sets and how the
+    layer ended: ``STOPPED`` when ``task.control[STOP]`` is set before an alive set's expansion,
+    ``MEMORY_CUT`` when growing a buffer for it would pass ``task.control[MAX_BYTES]``.
     """
     cols, arities, bits, offsets, marg = data.cols, data.arities, data.bits, data.offsets, data.marg
     cube, cube_index = data.cube, data.cube_index
-    x, pool, req, kmax, w = task.x, task.pool, task.req, task.kmax, task.w
+    x, pool, req, kmax, w, control = task.x, task.pool, task.req, task.kmax, task.w, task.control
     r, log_r, c, penalised, pool_ar = const.r, const.log_r, const.c, const.penalised, const.pool_ar
     r_min, w_ratio_max, q_req, common, quad = const.r_min, const.w_ratio_max, const.q_req, const.common, const.quad
     codes, base, hist, cfg_hist = scratch.codes, scratch.base, scratch.hist, scratch.cfg_hist
@@ -130,12 +156,24 @@ def expand_layer(k, prev, lookup, data, task, rule, const, scratch, memo, out, s
     new_layer = empty_layer(k, 1024 if store else 1)
     new_sets, new_vals, n_new = new_layer.sets, new_layer.vals, 0
     c_entropy = c if penalised else np.nan  # no conditional expression among call arguments: it copies them
+    status, max_bytes, fixed_bytes = COMPLETE, control[MAX_BYTES], prev_sets.nbytes + prev_vals.nbytes
     for i in range(n_prev):
+        if control[STOP] != 0:
+            status = STOPPED
+            break
+        grow_out, grow_new = n_out + m > out_sets.shape[0], store and n_new + m > new_sets.shape[0]
+        if max_bytes > 0 and (grow_out or grow_new):  # the buffers after this prefix's growth, if any
+            out_rows = max(2 * out_sets.shape[0], n_out + m) if grow_out else out_sets.shape[0]
+            new_rows = max(2 * new_sets.shape[0], n_new + m) if grow_new else new_sets.shape[0]
+            held = fixed_bytes + out_rows * 8 * (out_sets.shape[1] + 1) + new_rows * 8 * (k + new_vals.shape[1])
+            if held > max_bytes:
+                status = MEMORY_CUT
+                break
         prefix = unprepared(k, i, prev_sets, pool_ar, q_req)
         first = prev_sets[i, k - 2] + 1 if k > 1 else 0
-        if n_out + m > out_sets.shape[0]:  # room for every family of this prefix
+        if grow_out:  # room for every family of this prefix
             out_sets, out_scores = grown_kept(out_sets, out_scores, n_out + m)
-        if store and n_new + m > new_sets.shape[0]:
+        if grow_new:
             new_sets, new_vals = grown_alive(new_sets, new_vals, n_new + m)
         for y in range(first, m):
             p, r_y, q_w = pool[y], pool_ar[y], prefix.q_full * pool_ar[y]
@@ -200,7 +238,7 @@ def expand_layer(k, prev, lookup, data, task, rule, const, scratch, memo, out, s
                 n_big, n_small = cell_stats(cells, nc_compact, small_max)
                 n_new = append_alive(new_sets, new_vals, n_new, prev_sets, i, k, y, best, ub, -(s + c * q_w), n_big,
                                      n_small)
-    return AliveSets(sets=new_sets, vals=new_vals, n=n_new), KeptSets(sets=out_sets, scores=out_scores, n=n_out)
+    return AliveSets(sets=new_sets, vals=new_vals, n=n_new), KeptSets(sets=out_sets, scores=out_scores, n=n_out), status
 
 
 @njit(cache=True, nogil=True)

@@ -131,8 +131,8 @@ def stage_details(stage: str, art: Artifact) -> str:
     if stage == "scores":
         pruning = _pruning(m.get("table_meta", {}))
         unscored = m.get("table_meta", {}).get("unscored")
-        cut = (f"; stopped at its time limit: {len(unscored)} children unscored (required or empty set only)"
-               if unscored else "")
+        by = "the memory limit" if m.get("status") == "memory" else "its time limit"
+        cut = f"; stopped at {by}: {len(unscored)} children not fully scored" if unscored else ""
         prior = m.get("table_meta", {}).get("dominated_with_prior")
         prior = "" if prior is None else f"; structure prior: {prior} more dominated"
         return f"{m['n_candidates']} candidate parent sets kept" + (f"; {pruning}" if pruning else "") + prior + cut

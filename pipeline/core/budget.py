@@ -12,10 +12,10 @@ a safe point with a result the next stage can use:
   restricts to what it found. Either way the restriction's status is ``timeout``. The
   ``candidates`` restriction runs to completion;
 * the scoring gets ``SCORES_SHARE`` of what the restriction left. It checks its deadline
-  before each child's kernel call (a kernel call is never interrupted; on an executor each
-  group checks before each of its children); past it, each child not yet scored keeps only its
-  required (without knowledge: empty) parent set, so a DAG still exists. The children cut are
-  the table's ``unscored`` list and the stage's status is ``timeout``. The families that
+  before each child's kernel call and while the kernels run (on an executor each group does);
+  past it, the running kernels stop with the sets they scored and each child not yet scored
+  keeps only its required (without knowledge: empty) parent set, so a DAG still exists. The
+  children cut are the table's ``unscored`` list and the stage's status is ``timeout``. The families that
   undirected required adjacencies need are always scored (the problem stays feasible);
 * the solver gets all that is left (at least ``MIN_SOLVE_SECONDS``, so that a DAG is always
   returned), capped by ``--time-limit`` when both are given; the exact ILP returns its best DAG

@@ -76,6 +76,7 @@ def split_score_table(
         restricted=bool((~base).sum() > n) or bool(need.any()),
         groups=len(groups),
         unscored=sorted(v for table in tables.values() for v in table.meta["unscored"]),
+        memory_cut=sorted(v for table in tables.values() for v in table.meta["memory_cut"]),
     )
     logger.info("scored %d children in %d groups in %.2f s", n, len(groups), meta["time_s"])
     child = np.concatenate([t.child for t in parts])

@@ -41,6 +41,7 @@ from constraints.methods import RESTRICTION, TEST, ci_test
 from constraints.restriction import Restriction
 from graphs.metrics import edge_differences, shd, skeleton_scores
 from graphs.pdag import KnowledgeConflictError, dag_to_cpdag, dag_to_pdag_with_knowledge
+from hybridbn.memory import MB, default_limit
 from hybridbn.options import Choice, Param, Use
 from hybridbn.progress import Callback
 from hybridbn.solving import SolveInputs, json_ready
@@ -281,10 +282,15 @@ def restrict_stage(cache: StageCache, cfg: RunConfig, data: Artifact, progress: 
                                 timeout_completion, limit)
 
 
+CUT_STATUSES = ("timeout", "memory")
+"""Statuses of a restriction or score table that a limit cut: the time limit, or (a table) memory."""
+
+
 def timeout_completion(meta: dict[str, Any]) -> str:
     """A restriction or score table a time limit cut (``--cops-time-limit``, ``--budget``: status
-    ``timeout``) is limited; a finished one final."""
-    return LIMITED if meta.get("status") == "timeout" else FINAL
+    ``timeout``) or the memory limit cut (a score table's status ``memory``) is limited; a
+    finished one final."""
+    return LIMITED if meta.get("status") in CUT_STATUSES else FINAL
 
 
 def _candidate_restriction(cfg: RunConfig, dataset, n_jobs: int,
@@ -372,6 +378,7 @@ def scores_stage(
     stage's status is ``timeout`` (:mod:`pipeline.core.budget`).
     """
     params = score_params(cfg)
+    memory_limit = default_limit()  # (--memory-limit is SCIP's own account: see hybridbn.memory)
 
     def compute():
         score_table = SCORE[cfg.score].run
@@ -383,25 +390,28 @@ def scores_stage(
         required = {}
         if know is not None:  # forbidden arcs never scored, required parents in every set
             allowed, required = know.restrict(allowed), {"required": know.required}
+        memory = {"memory_limit": memory_limit}
         if executor is not None and groups > 1:
             table = split_score_table(executor, dataset.data, dataset.arities, groups, allowed=allowed, names=names,
-                                      score=cfg.score, ess=cfg.ess, palim=cfg.palim, deadline=deadline, **required)
+                                      score=cfg.score, ess=cfg.ess, palim=cfg.palim, deadline=deadline, **required,
+                                      **memory)
         else:
             table = score_table(dataset.data, dataset.arities, cfg, allowed=allowed, names=names, n_jobs=n_jobs,
-                                progress=progress, deadline=deadline, **required)
+                                progress=progress, deadline=deadline, **required, **memory)
         table = _with_prior(table, cfg)
-        unscored = table.meta["unscored"]
-        if unscored:
-            logger.warning("the scoring stopped at its %g s of the budget: %d of %d children keep only their "
-                           "required (or empty) parent set", limit, len(unscored), n)
+        unscored, memory_cut = table.meta["unscored"], table.meta["memory_cut"]
+        if len(unscored) > len(memory_cut):
+            logger.warning("the scoring stopped at its %g s of the budget: %d of %d children were not fully "
+                           "scored", limit, len(unscored) - len(memory_cut), n)
         if know is not None and len(know.undirected):
             def build(allowed_c, required_c):  # pruned given the required parents, so the prior is added here too
                 return _with_prior(score_table(dataset.data, dataset.arities, cfg, allowed=allowed_c, names=names,
                                                required=required_c), cfg)
 
             table = add_adjacency_families(table, know, allowed, build)
+        status = "ok" if not unscored else "timeout" if len(unscored) > len(memory_cut) else "memory"
         meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta),
-                "status": "timeout" if unscored else "ok"}
+                "status": status}
         return {"table": table.to_arrow()}, meta
 
     inputs = {"data": data.key, "restrict": restrict.key}
@@ -409,8 +419,9 @@ def scores_stage(
     def prepare():
         _ready("scores", cfg, data)
 
+    cut_key = limit if limit is not None else {"memory_mb": memory_limit // MB}  # what a cut table is keyed by
     return cache.get_or_compute("scores", VERSIONS["scores"], params, inputs, compute, prepare,
-                                timeout_completion, limit)
+                                timeout_completion, cut_key)
 
 
 def _with_prior(table, cfg: RunConfig):
@@ -463,8 +474,8 @@ def cut_table_result(result: dict[str, Any], unscored: list[int]) -> dict[str, A
     status = result.get("status")
     return {**result, "status": status if status in INTERRUPTED_STATUSES else "limited", "solver_status": status,
             "dual_bound": None, "gap": None,
-            "reason": f"the budget ended the scoring: {len(unscored)} children kept only their required (or "
-                      "empty) parent set, so no bound on the best score is known"}
+            "reason": f"the budget or the memory limit ended the scoring: {len(unscored)} children were not fully "
+                      "scored, so no bound on the best score is known"}
 
 
 def solve_completion(meta: dict[str, Any]) -> str:
@@ -523,7 +534,7 @@ def solve_stage(
             inputs.bags = bags_of(restrict)
         solution = polished(cfg, inputs, SOLVER[cfg.solver].run(cfg, inputs))
         solution.summary = incumbent.with_earlier_bound(solution.summary, earlier)
-        if scores is not None and scores.meta.get("status") == "timeout":
+        if scores is not None and scores.meta.get("status") in CUT_STATUSES:
             solution.summary = cut_table_result(solution.summary, scores.meta["table_meta"]["unscored"])
         if solution.summary.get("status") == "userinterrupt":
             solution.summary = {**solution.summary, "status": "interrupted", "solver_status": "userinterrupt"}
