@@ -148,37 +148,28 @@ def build_score_table(
         return v, status, sets_scores, counts
 
     unscored, memory_cut = [], []
-    with tqdm(total=n_vars, desc=f"scores ({score})", unit="child", disable=not progress) as bar, \
-            ThreadPoolExecutor(max_workers=n_jobs) as workers:
-        # each child checks the deadline (and so a stop request) before it starts; the kernels run
-        # in the workers, so that this thread checks it too while a kernel has run for a while, and
-        # stops them through their control arrays
-        pending = {workers.submit(one, v) for v in range(n_vars)}
-        try:
-            while pending:
-                done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-                for future in done:
-                    v, status, sets_scores, counts = future.result()
-                    kept[v] = sets_scores
-                    if status != COMPLETE:
-                        unscored.append(v)
-                    if status == MEMORY_CUT:
-                        memory_cut.append(v)
-                    if budget is not None:
-                        budget.add(sets_scores)
-                    for name, value in counts.items():
-                        totals[name] += value
-                    bar.update()
-                if not done and not halt.is_set() and passed(deadline):
-                    _stop(halt, controls)
-        except BaseException:  # a stop request (StageStopped) or an error: end the running kernels now
-            _stop(halt, controls)
-            for future in pending:
-                future.cancel()
-            raise
+
+    def take(v: int, status: int, sets_scores, counts) -> None:
+        kept[v] = sets_scores
+        if status != COMPLETE:
+            unscored.append(v)
+        if status == MEMORY_CUT:
+            memory_cut.append(v)
+        if budget is not None:
+            budget.add(sets_scores)
+        for name, value in counts.items():
+            totals[name] += value
+
+    with tqdm(total=n_vars, desc=f"scores ({score})", unit="child", disable=not progress) as bar:
+        if deadline is None and n_jobs == 1:  # nothing to watch for: the kernels run in this thread
+            for v in range(n_vars):
+                take(*one(v))
+                bar.update()
+        else:
+            _run_watched(one, n_vars, n_jobs, deadline, halt, controls, take, bar)
     if memory_cut:
-        logger.warning("the memory limit (%d MB) cut the parent sets of %d of %d children: the table holds the "
-                       "sets scored before; a larger --memory-limit or a smaller --palim scores all",
+        logger.warning("the memory plan (%d MB) cut the parent sets of %d of %d children: the table holds the "
+                       "sets scored before; more memory or a smaller --palim scores all",
                        memory_limit // MB, len(memory_cut), n_vars)
     elapsed = time.perf_counter() - start
     meta = {
@@ -220,6 +211,27 @@ def counting_data(cols: np.ndarray, arities: np.ndarray) -> tuple[CountingData, 
     shared = CountingData(cols=cols, arities=arities, bits=bits, offsets=offsets, marg=marg, cube=cube,
                           cube_index=cube_index)
     return shared, _marginal_ll(marg, offsets, n_rows)
+
+
+def _run_watched(one, n_vars: int, n_jobs: int, deadline, halt, controls, take, bar) -> None:
+    """``take(*one(v))`` for every child, ``one`` in ``n_jobs`` worker threads. Each child checks
+    the deadline (and so a stop request) before it starts; this thread checks it too while a
+    kernel has run for ``POLL_SECONDS``, and stops the kernels through their control arrays."""
+    with ThreadPoolExecutor(max_workers=n_jobs) as workers:
+        pending = {workers.submit(one, v) for v in range(n_vars)}
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for future in done:
+                    take(*future.result())
+                    bar.update()
+                if not done and not halt.is_set() and passed(deadline):
+                    _stop(halt, controls)
+        except BaseException:  # a stop request (StageStopped) or an error: end the running kernels now
+            _stop(halt, controls)
+            for future in pending:
+                future.cancel()
+            raise
 
 
 def _stop(halt: threading.Event, controls: dict[int, np.ndarray]) -> None:
