@@ -36,8 +36,8 @@ from tqdm import tqdm
 from hybridbn.checks import check_parent_limit
 from hybridbn.deadline import Deadline, passed
 from hybridbn.errors import HybridBNError
-from scores.counts import as_columns, onehot_bitsets, triple_counts
 from hybridbn.memory import MB, headroom
+from scores.counts import as_columns, onehot_bitsets, triple_counts
 from scores.enumeration import (COMPLETE, MAX_BYTES, MEMORY_CUT, STOP, STOPPED, ChildTask, CountingData, ScoreRule,
                                 child_kernel, new_control)
 from scores.family_counting import CUBE_VARS
@@ -83,8 +83,8 @@ def build_score_table(
     see ``STATS``, plus ``total`` sets within the limits and ``pruned_constant`` sets with a
     one-state parent, ``not_generated`` sets skipped because a subset was pruned) and ``time_s``.
     Once ``deadline`` has passed (checked before each child, and every ``POLL_SECONDS`` while a
-    kernel runs), the running kernels stop at their next alive set, keeping the sets scored so far, and each child
-    not yet started gets its required parent set only (empty without knowledge: one count, no
+    kernel runs), the running kernels stop at their next alive set, keeping the sets scored so
+    far, and each child not yet started gets its required parent set only (empty without knowledge: one count, no
     enumeration), so the table still has a DAG. ``memory_limit`` (bytes; None: none) caps the
     process's memory: each child's buffers get a share of what it leaves (``_MemoryPlan``), and a
     child whose growth would pass its share stops the same way. ``meta["unscored"]`` lists the

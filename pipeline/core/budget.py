@@ -15,8 +15,9 @@ a safe point with a result the next stage can use:
   before each child's kernel call and while the kernels run (on an executor each group does);
   past it, the running kernels stop with the sets they scored and each child not yet scored
   keeps only its required (without knowledge: empty) parent set, so a DAG still exists. The
-  children cut are the table's ``unscored`` list and the stage's status is ``timeout``. The families that
-  undirected required adjacencies need are always scored (the problem stays feasible);
+  children cut are the table's ``unscored`` list and the stage's status is ``timeout``. The
+  families that undirected required adjacencies need are always scored (the problem stays
+  feasible);
 * the solver gets all that is left (at least ``MIN_SOLVE_SECONDS``, so that a DAG is always
   returned), capped by ``--time-limit`` when both are given; the exact ILP returns its best DAG
   with bound and gap, k-G / k-A* their best DAG. On a cut score table the DAG and its objective

@@ -390,26 +390,26 @@ def scores_stage(
         required = {}
         if know is not None:  # forbidden arcs never scored, required parents in every set
             allowed, required = know.restrict(allowed), {"required": know.required}
-        memory = {"memory_limit": memory_limit}
         if executor is not None and groups > 1:
             table = split_score_table(executor, dataset.data, dataset.arities, groups, allowed=allowed, names=names,
                                       score=cfg.score, ess=cfg.ess, palim=cfg.palim, deadline=deadline, **required,
-                                      **memory)
+                                      memory_limit=memory_limit)
         else:
             table = score_table(dataset.data, dataset.arities, cfg, allowed=allowed, names=names, n_jobs=n_jobs,
-                                progress=progress, deadline=deadline, **required, **memory)
+                                progress=progress, deadline=deadline, **required, memory_limit=memory_limit)
         table = _with_prior(table, cfg)
-        unscored, memory_cut = table.meta["unscored"], table.meta["memory_cut"]
-        if len(unscored) > len(memory_cut):
+        unscored = table.meta["unscored"]
+        timed_out = len(unscored) > len(table.meta["memory_cut"])  # (the memory cuts are warned of by the table)
+        if timed_out:
             logger.warning("the scoring stopped at its %g s of the budget: %d of %d children were not fully "
-                           "scored", limit, len(unscored) - len(memory_cut), n)
+                           "scored", limit, len(unscored) - len(table.meta["memory_cut"]), n)
         if know is not None and len(know.undirected):
             def build(allowed_c, required_c):  # pruned given the required parents, so the prior is added here too
                 return _with_prior(score_table(dataset.data, dataset.arities, cfg, allowed=allowed_c, names=names,
                                                required=required_c), cfg)
 
             table = add_adjacency_families(table, know, allowed, build)
-        status = "ok" if not unscored else "timeout" if len(unscored) > len(memory_cut) else "memory"
+        status = "ok" if not unscored else "timeout" if timed_out else "memory"
         meta = {"n_candidates": int(table.n_candidates), "n_vars": n, "table_meta": dict(table.meta),
                 "status": status}
         return {"table": table.to_arrow()}, meta

@@ -7,9 +7,9 @@ bound and gap (:class:`pipeline.core.cache.StageInterrupted`). The other stages 
 next safe point with :class:`StageStopped`: on entering a stage (:func:`check_stop`) and wherever
 the restriction learners and the score table check their deadline (:func:`stage_deadline`: between
 batches of PC pairs, PMMS / MMPC candidates, children to score, and while the score kernels run:
-:func:`scores.candidates.build_score_table` stops them through their control arrays first). Raising from the signal handler
-itself is not safe: a handler also runs while a numba kernel returns, which then fails with a
-``SystemError``. Nothing of the stopped stage is stored, the stages finished before stay
+:func:`scores.candidates.build_score_table` stops them through their control arrays first).
+Raising from the signal handler itself is not safe: a handler also runs while a numba kernel
+returns, which then fails with a ``SystemError``. Nothing of the stopped stage is stored, the stages finished before stay
 cached, and the cache and output folders are written through temporary files that an exception
 removes (:mod:`pipeline.core.atomic`), so no torn file is left.
 """
